@@ -1,0 +1,406 @@
+//! Command-line definitions: the raw operator input, exactly as typed.
+//!
+//! This is the low half of ripgrep's two-stage argument handling (`LowArgs`): clap parses the
+//! command line into [`Args`], and `config.rs` turns that into a validated `Config`.
+//!
+//! Architecture invariant: nothing here touches the file system, the environment or the current
+//! directory, and nothing here interprets values beyond what clap needs to split them. Group options
+//! (`--toolset`, `--cmake-profile`) keep one `Vec<String>` per occurrence, with every value verbatim
+//! (values may contain spaces and `=`).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
+
+/// The default `--admin-ipc` group name.
+pub const DEFAULT_ADMIN_IPC: &str = "forgemcp";
+/// The default preferred port of a newly started admin Hub.
+pub const DEFAULT_ADMIN_PORT: u16 = 8765;
+
+/// Raw operator input. Build it with [`Args::parse`] (the real command line) or
+/// [`Args::try_parse_from`] (tests).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Args {
+    /// `--workspace DIR`.
+    pub workspace: Option<PathBuf>,
+    /// `--workspace-storage DIR`.
+    pub workspace_storage: Option<PathBuf>,
+    /// `--progress-interval SECONDS`, unparsed so the error message is ours.
+    pub progress_interval: Option<String>,
+    /// One entry per `--toolset` occurrence: `[NAME, TOOL=PATH, …]` (at least two values).
+    pub toolsets: Vec<Vec<String>>,
+    /// `--cmake-toolset ID_OR_NAME`.
+    pub cmake_toolset: Option<String>,
+    /// One entry per `--cmake-profile` occurrence: `[NAME, KEY=VALUE, …]` (at least one value).
+    pub cmake_profiles: Vec<Vec<String>>,
+    pub no_admin: bool,
+    pub admin_port: u16,
+    pub admin_ipc: String,
+    pub open_admin: bool,
+    /// Hidden `--admin-hub`: run as the admin Hub process (started by a server, not by people).
+    pub admin_hub: bool,
+}
+
+impl Args {
+    /// Parses the process's command line. Help and version requests print to stdout and exit 0;
+    /// usage errors print to stderr and exit 2 (clap's conventions). Neither starts an MCP session.
+    pub fn parse() -> Args {
+        Args::try_parse_from(std::env::args_os()).unwrap_or_else(|err| err.exit())
+    }
+
+    /// Parses an explicit command line; the first item is the program name.
+    pub fn try_parse_from<I, T>(args: I) -> Result<Args, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let matches = Cli::command().try_get_matches_from(args)?;
+        let cli = Cli::from_arg_matches(&matches)?;
+        Ok(Args {
+            workspace: cli.workspace,
+            workspace_storage: cli.workspace_storage,
+            progress_interval: cli.progress_interval,
+            toolsets: occurrences(&matches, "toolset"),
+            cmake_toolset: cli.cmake_toolset,
+            cmake_profiles: occurrences(&matches, "cmake_profile"),
+            no_admin: cli.no_admin,
+            admin_port: cli.admin_port,
+            admin_ipc: cli.admin_ipc,
+            open_admin: cli.open_admin,
+            admin_hub: cli.admin_hub,
+        })
+    }
+
+    /// The clap command, for rendering help or checking the definition in tests.
+    pub fn command() -> clap::Command {
+        Cli::command()
+    }
+}
+
+/// The values of a group option, one `Vec` per occurrence.
+fn occurrences(matches: &ArgMatches, id: &str) -> Vec<Vec<String>> {
+    match matches.get_occurrences::<String>(id) {
+        Some(groups) => groups.map(|group| group.cloned().collect()).collect(),
+        None => Vec::new(),
+    }
+}
+
+const ABOUT: &str = "Structured C/C++ development tools for one local workspace, served over MCP on stdio.";
+
+const LONG_ABOUT: &str = "\
+Structured C/C++ development tools for one local workspace, served over MCP on stdio.
+
+An MCP client starts this command and talks to it over stdin/stdout; operational logs go to stderr. \
+Without options the server works on the current directory.";
+
+const AFTER_HELP: &str = "\
+Examples:
+  forgemcp --workspace ~/src/example
+  forgemcp --workspace ~/src/example --workspace-storage /var/tmp/example.forgemcp
+  forgemcp --toolset \"LLVM 20\" clang=/opt/llvm20/bin/clang clang++=/opt/llvm20/bin/clang++
+  forgemcp --cmake-profile debug configuration=Debug generator=Ninja \\
+           --cmake-profile release configuration=Release generator=Ninja
+  forgemcp --cmake-profile native configure-preset=ninja-debug build-preset=build-ninja-debug
+  forgemcp --open-admin
+
+Invalid option values are reported as one line on stderr with exit status 2, before anything starts.";
+
+/// The clap definition. Group options are declared flat here and regrouped per occurrence from the
+/// matches in [`Args::try_parse_from`] (derive support for `Vec<Vec<String>>` is still unstable).
+#[derive(Debug, Parser)]
+#[command(
+    name = "forgemcp",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    after_help = AFTER_HELP,
+    max_term_width = 100
+)]
+struct Cli {
+    /// C/C++ project root; must be an existing directory [default: the current directory].
+    #[arg(long, value_name = "DIR", help_heading = "Workspace")]
+    workspace: Option<PathBuf>,
+
+    /// Service storage root for build trees and other server files [default: .<project-name>.forgemcp
+    /// beside the project]. Relative paths resolve against the current directory. It must not be,
+    /// contain, or lie inside the project. Created on first use.
+    #[arg(long, value_name = "DIR", help_heading = "Workspace")]
+    workspace_storage: Option<PathBuf>,
+
+    /// Minimum time between progress notifications of one tool call, in seconds [default: 1].
+    /// Finite and not negative; 0 disables throttling.
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true, help_heading = "Workspace")]
+    progress_interval: Option<String>,
+
+    /// Add a user toolset named NAME with explicit tools (repeatable). TOOL is a built-in tool name
+    /// (cmake, ctest, ninja, make, msbuild, cl, link, clang, clang++, clang-cl, gcc, g++, lld,
+    /// lld-link, clangd, git, lldb-dap, gdb, cppvsdbg); PATH must be an existing executable file.
+    /// Relative paths resolve against the current directory. Names must be unique.
+    #[arg(
+        long,
+        value_names = ["NAME", "TOOL=PATH"],
+        num_args = 2..,
+        action = clap::ArgAction::Append,
+        help_heading = "Toolsets"
+    )]
+    toolset: Vec<String>,
+
+    /// Toolset (id or name) of the automatic CMake profiles and the default of a profile's
+    /// toolset= setting [default: system].
+    #[arg(long, value_name = "ID_OR_NAME", help_heading = "CMake")]
+    cmake_toolset: Option<String>,
+
+    /// Define a CMake profile (repeatable); any profile replaces the automatic ones. Keys: toolset,
+    /// configuration, generator, build-directory, c-compiler, cxx-compiler, toolchain-file,
+    /// define=VAR=value (repeatable); or configure-preset, build-preset, test-preset (repeatable) for
+    /// a preset profile. Paths use project/... or storage/...
+    #[arg(
+        long,
+        value_names = ["NAME", "KEY=VALUE"],
+        num_args = 1..,
+        action = clap::ArgAction::Append,
+        help_heading = "CMake"
+    )]
+    cmake_profile: Vec<String>,
+
+    /// Do not join the local admin panel.
+    #[arg(long, help_heading = "Admin panel")]
+    no_admin: bool,
+
+    /// Preferred HTTP port when this instance starts a new admin Hub; a running Hub keeps its port,
+    /// and a free port is chosen when this one is taken.
+    #[arg(
+        long,
+        value_name = "PORT",
+        default_value_t = DEFAULT_ADMIN_PORT,
+        value_parser = clap::value_parser!(u16).range(1..),
+        help_heading = "Admin panel"
+    )]
+    admin_port: u16,
+
+    /// Admin Hub group: instances with the same name share one Hub for this OS user. Letters,
+    /// digits, '-', '_' and '.', not starting with '.'.
+    #[arg(long, value_name = "NAME", default_value = DEFAULT_ADMIN_IPC, help_heading = "Admin panel")]
+    admin_ipc: String,
+
+    /// Open the admin panel of the running Hub in the system browser, then exit.
+    #[arg(
+        long,
+        conflicts_with_all = [
+            "workspace", "workspace_storage", "progress_interval", "toolset", "cmake_toolset",
+            "cmake_profile", "no_admin", "admin_port", "admin_hub",
+        ],
+        help_heading = "Admin panel"
+    )]
+    open_admin: bool,
+
+    /// Run as the admin Hub process (started by servers, not by people).
+    #[arg(
+        long,
+        hide = true,
+        conflicts_with_all = [
+            "workspace", "workspace_storage", "progress_interval", "toolset", "cmake_toolset",
+            "cmake_profile", "no_admin",
+        ]
+    )]
+    admin_hub: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::error::ErrorKind;
+
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once("forgemcp").chain(args.iter().copied()))
+    }
+
+    #[track_caller]
+    fn parse_ok(args: &[&str]) -> Args {
+        parse(args).unwrap_or_else(|err| panic!("{args:?} should parse: {err}"))
+    }
+
+    #[track_caller]
+    fn parse_err(args: &[&str]) -> ErrorKind {
+        match parse(args) {
+            Ok(parsed) => panic!("{args:?} should be rejected, got {parsed:?}"),
+            Err(err) => err.kind(),
+        }
+    }
+
+    #[test]
+    fn definition_is_consistent() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn defaults() {
+        let args = parse_ok(&[]);
+        assert_eq!(
+            args,
+            Args {
+                workspace: None,
+                workspace_storage: None,
+                progress_interval: None,
+                toolsets: vec![],
+                cmake_toolset: None,
+                cmake_profiles: vec![],
+                no_admin: false,
+                admin_port: 8765,
+                admin_ipc: "forgemcp".to_owned(),
+                open_admin: false,
+                admin_hub: false,
+            }
+        );
+    }
+
+    #[test]
+    fn plain_options() {
+        let args = parse_ok(&[
+            "--workspace",
+            "some dir",
+            "--workspace-storage=../store",
+            "--progress-interval",
+            "2.5",
+            "--cmake-toolset",
+            "LLVM 20",
+            "--no-admin",
+            "--admin-port",
+            "9000",
+            "--admin-ipc",
+            "forgemcp-other",
+        ]);
+        assert_eq!(args.workspace, Some(PathBuf::from("some dir")));
+        assert_eq!(args.workspace_storage, Some(PathBuf::from("../store")));
+        assert_eq!(args.progress_interval.as_deref(), Some("2.5"));
+        assert_eq!(args.cmake_toolset.as_deref(), Some("LLVM 20"));
+        assert!(args.no_admin);
+        assert_eq!(args.admin_port, 9000);
+        assert_eq!(args.admin_ipc, "forgemcp-other");
+    }
+
+    #[test]
+    fn negative_progress_interval_reaches_validation() {
+        assert_eq!(parse_ok(&["--progress-interval", "-1"]).progress_interval.as_deref(), Some("-1"));
+        assert_eq!(parse_ok(&["--progress-interval", "nan"]).progress_interval.as_deref(), Some("nan"));
+    }
+
+    #[test]
+    fn toolset_groups_stay_separate() {
+        let args = parse_ok(&[
+            "--toolset",
+            "LLVM 20",
+            "cmake=C:\\Tools\\CMake\\bin\\cmake.exe",
+            "clang=/opt/llvm 20/bin/clang",
+            "--no-admin",
+            "--toolset",
+            "LLVM 22",
+            "clang++=/opt/a=b/clang++",
+        ]);
+        assert_eq!(
+            args.toolsets,
+            vec![
+                vec!["LLVM 20", "cmake=C:\\Tools\\CMake\\bin\\cmake.exe", "clang=/opt/llvm 20/bin/clang"],
+                vec!["LLVM 22", "clang++=/opt/a=b/clang++"],
+            ]
+        );
+        assert!(args.no_admin);
+    }
+
+    #[test]
+    fn toolset_needs_a_name_and_a_tool() {
+        assert_eq!(parse_err(&["--toolset", "LLVM"]), ErrorKind::TooFewValues);
+        assert_eq!(parse_err(&["--toolset"]), ErrorKind::InvalidValue);
+    }
+
+    #[test]
+    fn cmake_profile_groups_stay_separate() {
+        let args = parse_ok(&[
+            "--cmake-profile",
+            "debug",
+            "toolset=system",
+            "define=CMAKE_CXX_FLAGS=-O0 -g",
+            "--cmake-profile",
+            "bare",
+            "--cmake-profile",
+            "release",
+            "configuration=Release",
+        ]);
+        assert_eq!(
+            args.cmake_profiles,
+            vec![
+                vec!["debug", "toolset=system", "define=CMAKE_CXX_FLAGS=-O0 -g"],
+                vec!["bare"],
+                vec!["release", "configuration=Release"],
+            ]
+        );
+    }
+
+    #[test]
+    fn cmake_profile_needs_a_name() {
+        assert_eq!(parse_err(&["--cmake-profile"]), ErrorKind::InvalidValue);
+    }
+
+    #[test]
+    fn admin_port_is_a_nonzero_u16() {
+        assert_eq!(parse_err(&["--admin-port", "0"]), ErrorKind::ValueValidation);
+        assert_eq!(parse_err(&["--admin-port", "65536"]), ErrorKind::ValueValidation);
+        assert_eq!(parse_err(&["--admin-port", "http"]), ErrorKind::ValueValidation);
+        assert_eq!(parse_ok(&["--admin-port", "65535"]).admin_port, 65535);
+    }
+
+    #[test]
+    fn open_admin_combines_only_with_admin_ipc() {
+        let args = parse_ok(&["--open-admin", "--admin-ipc", "other"]);
+        assert!(args.open_admin);
+        assert_eq!(args.admin_ipc, "other");
+        assert_eq!(parse_err(&["--open-admin", "--workspace", "x"]), ErrorKind::ArgumentConflict);
+        assert_eq!(parse_err(&["--open-admin", "--no-admin"]), ErrorKind::ArgumentConflict);
+        assert_eq!(parse_err(&["--open-admin", "--admin-hub"]), ErrorKind::ArgumentConflict);
+    }
+
+    #[test]
+    fn admin_hub_is_hidden_and_takes_admin_options() {
+        let args = parse_ok(&["--admin-hub", "--admin-ipc", "g", "--admin-port", "9000"]);
+        assert!(args.admin_hub);
+        assert_eq!(parse_err(&["--admin-hub", "--no-admin"]), ErrorKind::ArgumentConflict);
+        let help = Args::command().render_long_help().to_string();
+        assert!(!help.contains("--admin-hub"), "{help}");
+    }
+
+    #[test]
+    fn help_and_version_are_display_requests() {
+        assert_eq!(parse_err(&["--help"]), ErrorKind::DisplayHelp);
+        assert_eq!(parse_err(&["-h"]), ErrorKind::DisplayHelp);
+        assert_eq!(parse_err(&["--version"]), ErrorKind::DisplayVersion);
+    }
+
+    #[test]
+    fn help_lists_every_option() {
+        let help = Args::command().render_long_help().to_string();
+        for option in [
+            "--workspace <DIR>",
+            "--workspace-storage <DIR>",
+            "--progress-interval <SECONDS>",
+            "--toolset <NAME> <TOOL=PATH>...",
+            "--cmake-toolset <ID_OR_NAME>",
+            "--cmake-profile <NAME> <KEY=VALUE>...",
+            "--no-admin",
+            "--admin-port <PORT>",
+            "--admin-ipc <NAME>",
+            "--open-admin",
+            "--help",
+            "--version",
+        ] {
+            assert!(help.contains(option), "help lacks {option}:\n{help}");
+        }
+    }
+
+    #[test]
+    fn unknown_option_is_a_usage_error() {
+        assert_eq!(parse_err(&["--workspaces", "x"]), ErrorKind::UnknownArgument);
+        assert_eq!(parse_err(&["positional"]), ErrorKind::UnknownArgument);
+    }
+}

@@ -1,0 +1,12 @@
+//! ForgeMCP: structured C/C++ development tools for one local workspace, served over MCP.
+//!
+//! See `docs/architecture.md` for the code map and its invariants.
+
+pub mod call;
+pub mod cli;
+pub mod config;
+pub mod render;
+pub mod server;
+pub mod toolchain;
+pub mod widgets;
+pub mod workspace;

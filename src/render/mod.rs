@@ -1,0 +1,8 @@
+//! Plain-English text for tool `content` and Markdown for resources: pure functions from domain
+//! types to `String`.
+//!
+//! Architecture invariant: text never contains Markdown formatting, JSON or result-resource links;
+//! Markdown is produced only for resources.
+
+pub mod excerpt;
+pub mod markdown;

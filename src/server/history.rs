@@ -1,0 +1,48 @@
+//! The one observation point every tool call passes: arguments, progress, outcome, timestamps and
+//! origin. The admin instance plugs in here to keep its call history; tools never know about it.
+
+use chrono::{DateTime, Utc};
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResult, JsonObject};
+
+use crate::call::ProgressUpdate;
+
+/// Who started a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// The MCP client on stdio.
+    Client,
+    /// The admin panel's in-process session.
+    Panel,
+}
+
+/// A call as it starts.
+#[derive(Debug, Clone)]
+pub struct CallStarted {
+    pub call_id: u64,
+    pub origin: Origin,
+    pub tool: String,
+    pub arguments: JsonObject,
+    pub at: DateTime<Utc>,
+}
+
+/// How a call ended.
+#[derive(Debug, Clone)]
+pub enum CallEnd {
+    /// A result was returned (successful or `isError`).
+    Result(CallToolResult),
+    /// The request failed at the protocol level.
+    Error(ErrorData),
+    /// The client must answer a question and retry (2026-07-28 sessions).
+    InputRequired,
+    /// The client cancelled the call; no result is sent.
+    Cancelled,
+}
+
+/// Observes every call; implementations must be cheap and must not block.
+pub trait CallObserver: Send + Sync {
+    fn started(&self, call: &CallStarted);
+    fn progress(&self, call_id: u64, update: &ProgressUpdate);
+    fn finished(&self, call_id: u64, at: DateTime<Utc>, end: &CallEnd);
+}

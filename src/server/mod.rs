@@ -1,0 +1,298 @@
+//! The MCP surface: the only module that uses rmcp handler types.
+//!
+//! `ForgeServer` answers MCP requests by dispatching to the tool registry and the resource
+//! registry that the per-service `*_tools.rs` files fill in.
+//!
+//! Architecture invariant: the server holds no domain state; everything it shows belongs to a
+//! service. Every tool call passes the history observer exactly once at start and once at end.
+
+#![allow(deprecated)] // rmcp marks the logging and legacy subscription APIs deprecated (SEP-2577).
+
+mod history;
+mod instructions;
+mod mcp_call;
+pub mod registry;
+pub mod resources;
+pub mod uri_template;
+mod workspace_tools;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use chrono::Utc;
+use parking_lot::{Mutex, RwLock};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
+    ExtensionCapabilities, Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    LoggingLevel, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Reference, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, Tool,
+    UnsubscribeRequestParams,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::json;
+
+pub use history::{CallEnd, CallObserver, CallStarted, Origin};
+use mcp_call::{McpAsker, PeerProgress};
+use registry::{Outcome, Registry};
+use resources::Resources;
+
+use crate::call::{Asker, Call, Progress, ProgressSink, ProgressUpdate};
+use crate::widgets::Icon;
+use crate::workspace::WorkspaceService;
+
+/// The services the MCP surface exposes.
+#[derive(Clone)]
+pub struct Services {
+    pub workspace: Arc<WorkspaceService>,
+}
+
+struct Shared {
+    registry: Registry,
+    resources: Resources,
+    observer: RwLock<Option<Arc<dyn CallObserver>>>,
+    progress_interval: Duration,
+    next_call_id: AtomicU64,
+    log_level: Mutex<LoggingLevel>,
+}
+
+/// The MCP server. Cheap to clone; clones share all state. A clone with another `Origin` serves
+/// the admin panel's in-process session on the same state.
+#[derive(Clone)]
+pub struct ForgeServer {
+    shared: Arc<Shared>,
+    origin: Origin,
+}
+
+impl ForgeServer {
+    pub fn new(services: Services, progress_interval: Duration) -> ForgeServer {
+        let mut registry = Registry::default();
+        let mut resources = Resources::default();
+        workspace_tools::register(&mut registry, &mut resources, &services.workspace);
+        let shared = Shared {
+            registry,
+            resources,
+            observer: RwLock::new(None),
+            progress_interval,
+            next_call_id: AtomicU64::new(1),
+            log_level: Mutex::new(LoggingLevel::Warning),
+        };
+        ForgeServer { shared: Arc::new(shared), origin: Origin::Client }
+    }
+
+    /// A handle on the same state whose calls are recorded with `origin`.
+    pub fn with_origin(&self, origin: Origin) -> ForgeServer {
+        ForgeServer { shared: self.shared.clone(), origin }
+    }
+
+    /// Installs the call observer (the admin instance's history).
+    pub fn set_observer(&self, observer: Arc<dyn CallObserver>) {
+        *self.shared.observer.write() = Some(observer);
+    }
+
+    pub fn tools(&self) -> Vec<Tool> {
+        self.shared.registry.list()
+    }
+
+    fn observer(&self) -> Option<Arc<dyn CallObserver>> {
+        self.shared.observer.read().clone()
+    }
+
+    fn progress_for(
+        &self,
+        context: &RequestContext<RoleServer>,
+        history: Option<(Arc<dyn CallObserver>, u64)>,
+    ) -> (Progress, Option<Arc<PeerProgress>>) {
+        let peer = context.meta.get_progress_token().map(|token| PeerProgress::start(context.peer.clone(), token));
+        let mut sinks: Vec<Arc<dyn ProgressSink>> = Vec::new();
+        if let Some(peer) = &peer {
+            sinks.push(peer.clone());
+        }
+        if let Some((observer, call_id)) = history {
+            sinks.push(Arc::new(HistoryProgress { observer, call_id }));
+        }
+        (Progress::new(self.shared.progress_interval, sinks), peer)
+    }
+}
+
+struct HistoryProgress {
+    observer: Arc<dyn CallObserver>,
+    call_id: u64,
+}
+
+impl ProgressSink for HistoryProgress {
+    fn deliver(&self, update: ProgressUpdate) {
+        self.observer.progress(self.call_id, &update);
+    }
+}
+
+impl ServerHandler for ForgeServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut extensions = ExtensionCapabilities::new();
+        let ui = json!({ "mimeTypes": ["text/html;profile=mcp-app"] });
+        extensions.insert(
+            "io.modelcontextprotocol/ui".into(),
+            ui.as_object().cloned().expect("the UI capability is a JSON object"),
+        );
+        let capabilities = ServerCapabilities::builder()
+            .enable_extensions_with(extensions)
+            .enable_logging()
+            .enable_completions()
+            .enable_prompts()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_tools()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(
+                Implementation::new("forgemcp", env!("CARGO_PKG_VERSION"))
+                    .with_title("ForgeMCP")
+                    .with_description("Structured C/C++ development tools for one local workspace.")
+                    .with_icons(vec![Icon::Workspace.to_rmcp()]),
+            )
+            .with_instructions(instructions::TEXT)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.shared.registry.list()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.shared.registry.get(name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if self.shared.registry.get(&name).is_none() {
+            return Err(ErrorData::invalid_params(format!("unknown tool `{name}`"), Some(json!({ "name": name }))));
+        }
+        let arguments = request.arguments.clone().unwrap_or_default();
+        let call_id = self.shared.next_call_id.fetch_add(1, Ordering::Relaxed);
+        let observer = self.observer();
+        if let Some(observer) = &observer {
+            observer.started(&CallStarted {
+                call_id,
+                origin: self.origin,
+                tool: name.clone(),
+                arguments: arguments.clone(),
+                at: Utc::now(),
+            });
+        }
+        let (progress, peer_progress) = self.progress_for(&context, observer.clone().map(|o| (o, call_id)));
+        let asker: Arc<dyn Asker> = Arc::new(McpAsker::new(&context, request.input_responses.clone()));
+        let call = Call::new(progress, context.ct.clone(), Some(asker));
+        let future = self.shared.registry.invoke(&name, arguments, call).expect("the tool exists (checked above)");
+        let outcome = future.await;
+        if let Some(peer_progress) = peer_progress {
+            peer_progress.finish().await;
+        }
+        let (response, end) = match outcome {
+            Outcome::InputRequired(question) => match mcp_call::input_required(&question) {
+                Ok(result) => (Ok(CallToolResponse::InputRequired(result)), CallEnd::InputRequired),
+                Err(err) => {
+                    let err = ErrorData::internal_error(err.to_string(), None);
+                    (Err(err.clone()), CallEnd::Error(err))
+                }
+            },
+            Outcome::Protocol(err) => (Err(err.clone()), CallEnd::Error(err)),
+            other => {
+                let result = other.to_result().expect("success and failure outcomes carry a result");
+                (Ok(CallToolResponse::Complete(result.clone())), CallEnd::Result(result))
+            }
+        };
+        if let Some(observer) = &observer {
+            let end = if context.ct.is_cancelled() { CallEnd::Cancelled } else { end };
+            observer.finished(call_id, Utc::now(), &end);
+        }
+        response
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(self.shared.resources.list()))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(self.shared.resources.list_templates()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let (progress, peer_progress) = self.progress_for(&context, None);
+        let call = Call::new(progress, context.ct.clone(), None);
+        let result = self.shared.resources.read(&request.uri, call).await;
+        if let Some(peer_progress) = peer_progress {
+            peer_progress.finish().await;
+        }
+        match result {
+            Ok(contents) => Ok(ReadResourceResult::new(contents).into()),
+            Err(err) => Err(err.into_error_data(&request.uri)),
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let Reference::Resource(reference) = &request.r#ref else {
+            return Err(ErrorData::invalid_params("this server has no prompts to complete", None));
+        };
+        let context = request.context.as_ref().and_then(|c| c.arguments.clone()).unwrap_or_default();
+        let completion = self.shared.resources.complete(
+            &reference.uri,
+            &request.argument.name,
+            &request.argument.value,
+            &context,
+        )?;
+        let total = u32::try_from(completion.total).unwrap_or(u32::MAX);
+        let info = CompletionInfo::with_pagination(completion.values, Some(total), completion.has_more)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(CompleteResult::new(info))
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        *self.shared.log_level.lock() = request.level;
+        Ok(())
+    }
+
+    async fn subscribe(
+        &self,
+        _request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // Every resource is a snapshot computed on read; nothing changes behind a subscription.
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        _request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
+    }
+}

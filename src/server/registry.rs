@@ -1,0 +1,256 @@
+//! The tool registry: one place that gives every tool its schemas, annotations, icon and widget,
+//! decodes arguments, and turns outcomes into MCP results.
+//!
+//! Architecture invariant: every successful result is exactly one plain-English text item plus a
+//! `structuredContent` object produced by serializing the type its `outputSchema` was derived from.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use rmcp::ErrorData;
+use rmcp::handler::server::common::{schema_for_input, schema_for_output};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::call::{BoxFuture, Call, Question};
+use crate::widgets::{Icon, Widget};
+
+/// Static description of one tool.
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub annotations: Annotations,
+    pub widget: Widget,
+    pub icon: Icon,
+}
+
+/// The annotation sets of INTERFACE.md §1.4.
+#[derive(Debug, Clone, Copy)]
+pub enum Annotations {
+    FsRead,
+    FsWrite,
+    FsMkdir,
+    Inspect,
+    CmakeList,
+    Exec,
+    Analysis,
+}
+
+impl Annotations {
+    fn to_rmcp(self, title: &str) -> ToolAnnotations {
+        let base = ToolAnnotations::with_title(title);
+        match self {
+            Annotations::FsRead => base.read_only(true).destructive(false).open_world(false),
+            Annotations::FsWrite => base.read_only(false).destructive(true).open_world(false),
+            Annotations::FsMkdir => base.read_only(false).destructive(false).idempotent(true).open_world(false),
+            Annotations::Inspect => base.read_only(true).destructive(false).idempotent(true).open_world(false),
+            Annotations::CmakeList => base.read_only(true),
+            Annotations::Exec => base.read_only(false).destructive(true).idempotent(false).open_world(true),
+            Annotations::Analysis => base.read_only(true).destructive(false),
+        }
+    }
+}
+
+/// What a tool body returns on success: the text for `content` and the typed value.
+pub struct ToolOutput<R> {
+    pub text: String,
+    pub value: R,
+}
+
+impl<R> ToolOutput<R> {
+    pub fn new(text: impl Into<String>, value: R) -> ToolOutput<R> {
+        ToolOutput { text: text.into(), value }
+    }
+}
+
+/// How a tool body fails.
+#[derive(Debug)]
+pub enum ToolError {
+    /// A failure the model can act on: `isError: true` with this sentence.
+    User(String),
+    /// The client must answer a question and retry (2026-07-28 sessions).
+    InputRequired(Question),
+    /// A malformed request: a JSON-RPC error.
+    Protocol(ErrorData),
+}
+
+impl ToolError {
+    /// A user-facing failure from any error, rendered with its source chain.
+    pub fn user(err: &(dyn std::error::Error + 'static)) -> ToolError {
+        ToolError::User(error_chain(err))
+    }
+}
+
+/// Renders an error and its sources as one sentence.
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => {
+            let mut res: String = first.to_uppercase().collect();
+            res.push_str(chars.as_str());
+            if !res.ends_with('.') {
+                res.push('.');
+            }
+            res
+        }
+        None => "Unknown error.".to_owned(),
+    }
+}
+
+/// The raw outcome of one invocation, before the MCP envelope.
+pub enum Outcome {
+    Success { text: String, structured: Value },
+    Failure(String),
+    InputRequired(Question),
+    Protocol(ErrorData),
+}
+
+impl Outcome {
+    /// The `CallToolResult` for a completed call (`None` for the other outcomes).
+    pub fn to_result(&self) -> Option<CallToolResult> {
+        match self {
+            Outcome::Success { text, structured } => {
+                let mut res = CallToolResult::success(vec![ContentBlock::text(text.clone())]);
+                res.structured_content = Some(structured.clone());
+                Some(res)
+            }
+            Outcome::Failure(text) => Some(CallToolResult::error(vec![ContentBlock::text(text.clone())])),
+            Outcome::InputRequired(_) | Outcome::Protocol(_) => None,
+        }
+    }
+}
+
+type Handler = Arc<dyn Fn(JsonObject, Call) -> BoxFuture<'static, Outcome> + Send + Sync>;
+
+struct Entry {
+    tool: Tool,
+    handler: Handler,
+}
+
+/// Every tool of the server, by name.
+#[derive(Default)]
+pub struct Registry {
+    tools: BTreeMap<&'static str, Entry>,
+}
+
+impl Registry {
+    /// Registers a tool whose arguments decode into `A` and whose result serializes from `R`.
+    pub fn add<A, R, F, Fut>(&mut self, spec: ToolSpec, body: F)
+    where
+        A: DeserializeOwned + JsonSchema + 'static,
+        R: Serialize + JsonSchema + 'static,
+        F: Fn(A, Call) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolOutput<R>, ToolError>> + Send + 'static,
+    {
+        let input_schema = schema_for_input::<A>().unwrap_or_else(|e| panic!("input schema of {}: {e}", spec.name));
+        let mut meta = MetaObject::new();
+        meta.insert("ui".into(), json!({ "resourceUri": spec.widget.uri() }));
+        meta.insert("ui/resourceUri".into(), json!(spec.widget.uri()));
+        let tool = Tool::new(spec.name, spec.description, input_schema)
+            .with_title(spec.title)
+            .with_raw_output_schema(schema_for_output::<R>())
+            .with_annotations(spec.annotations.to_rmcp(spec.title))
+            .with_icons(vec![spec.icon.to_rmcp()])
+            .with_meta(meta);
+        let body = Arc::new(body);
+        let handler: Handler = Arc::new(move |args: JsonObject, call: Call| {
+            let body = body.clone();
+            Box::pin(async move {
+                let args: A = match decode_arguments(args) {
+                    Ok(args) => args,
+                    Err(message) => return Outcome::Failure(message),
+                };
+                match body(args, call).await {
+                    Ok(output) => match serde_json::to_value(&output.value) {
+                        Ok(structured) => Outcome::Success { text: output.text, structured },
+                        Err(err) => {
+                            Outcome::Protocol(ErrorData::internal_error(format!("serialize result: {err}"), None))
+                        }
+                    },
+                    Err(ToolError::User(message)) => Outcome::Failure(message),
+                    Err(ToolError::InputRequired(question)) => Outcome::InputRequired(question),
+                    Err(ToolError::Protocol(err)) => Outcome::Protocol(err),
+                }
+            })
+        });
+        let previous = self.tools.insert(spec.name, Entry { tool, handler });
+        assert!(previous.is_none(), "tool {} registered twice", spec.name);
+    }
+
+    /// All tools, sorted by name.
+    pub fn list(&self) -> Vec<Tool> {
+        self.tools.values().map(|entry| entry.tool.clone()).collect()
+    }
+
+    pub fn get(&self, name: &str) -> Option<Tool> {
+        self.tools.get(name).map(|entry| entry.tool.clone())
+    }
+
+    /// Runs a tool; `None` when no tool has that name.
+    pub fn invoke(&self, name: &str, args: JsonObject, call: Call) -> Option<BoxFuture<'static, Outcome>> {
+        self.tools.get(name).map(|entry| (entry.handler)(args, call))
+    }
+}
+
+/// Decodes tool arguments, naming the offending argument in the error.
+fn decode_arguments<A: DeserializeOwned>(args: JsonObject) -> Result<A, String> {
+    let value = Value::Object(args);
+    serde_path_to_error::deserialize(value).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner().to_string();
+        if path == "." || path.is_empty() {
+            format!("Invalid arguments: {inner}.")
+        } else {
+            format!("Invalid argument `{path}`: {inner}.")
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Args {
+        path: String,
+        depth: Option<u32>,
+    }
+
+    #[test]
+    fn argument_errors_name_the_argument() {
+        let args = json!({ "path": "x", "depth": "deep" }).as_object().cloned().unwrap();
+        let err = decode_arguments::<Args>(args).err().unwrap();
+        assert!(err.starts_with("Invalid argument `depth`: invalid type: string \"deep\""), "{err}");
+        let err = decode_arguments::<Args>(JsonObject::new()).err().unwrap();
+        assert_eq!(err, "Invalid arguments: missing field `path`.");
+        let args = json!({ "path": "x", "dpeth": 1 }).as_object().cloned().unwrap();
+        let err = decode_arguments::<Args>(args).err().unwrap();
+        assert!(err.contains("unknown field `dpeth`"), "{err}");
+    }
+
+    #[test]
+    fn error_chain_is_one_sentence() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        #[derive(Debug, thiserror::Error)]
+        #[error("failed to read `project/a`")]
+        struct Outer(#[source] std::io::Error);
+        assert_eq!(error_chain(&Outer(io)), "Failed to read `project/a`: no such file.");
+    }
+}

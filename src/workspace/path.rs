@@ -1,0 +1,578 @@
+//! Qualified workspace paths: parsing user input and resolving it against the roots.
+//!
+//! A `QualifiedPath` is the only path form users see: `project/…`, `storage/…` or `root/<absolute>`.
+//! Parsing is pure; resolution walks the file system one component at a time.
+//!
+//! Architecture invariant: user input is never joined onto a root as a string; every component is
+//! checked (no `..`, no empty segment, no separator inside) before it reaches the file system.
+//! Architecture invariant: containment is decided component by component (`Path::starts_with`),
+//! never by comparing strings.
+
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+
+/// Which root a qualified path belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Area {
+    /// The C/C++ project directory (`project/`).
+    Project,
+    /// The service storage directory (`storage/`).
+    Storage,
+    /// Any absolute location outside the managed roots (`root/`), read-only.
+    Root,
+}
+
+impl Area {
+    /// The reserved first segment of paths in this area.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Area::Project => "project",
+            Area::Storage => "storage",
+            Area::Root => "root",
+        }
+    }
+}
+
+/// Why a string is not a workspace path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathSyntaxError {
+    #[error("the path is empty")]
+    Empty,
+    #[error("the path contains a NUL character")]
+    Nul,
+    #[error("backslashes are not path separators here; use `/`")]
+    Backslash,
+    #[error("absolute paths need the explicit `root/` prefix")]
+    Absolute,
+    #[error("`..` segments are not allowed")]
+    ParentSegment,
+    #[error("`.` segments are only allowed as one leading `./`")]
+    DotSegment,
+    #[error("repeated separators (`//`) are not allowed")]
+    RepeatedSeparator,
+    #[error("`root/` must be followed by an absolute path")]
+    RootNotAbsolute,
+    #[error("`{0}` is a reserved device name")]
+    ReservedName(String),
+}
+
+/// A parsed, canonical workspace path.
+///
+/// For `Project` and `Storage`, `rel` holds `/`-joined components below the root (empty for the
+/// root itself). For `Root`, `rel` holds the absolute native path written with `/` separators and
+/// without the leading slash on POSIX (`usr/include/x.h`) or with its drive on Windows (`C:/x.h`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct QualifiedPath {
+    area: Area,
+    rel: String,
+}
+
+impl QualifiedPath {
+    /// The root directory of a managed area (`project/` or `storage/`).
+    pub fn area_root(area: Area) -> QualifiedPath {
+        QualifiedPath { area, rel: String::new() }
+    }
+
+    /// Parses tool or resource input. `src/x`, `./src/x` and `./` are project shorthands; one
+    /// trailing `/` is accepted.
+    pub fn parse(input: &str) -> Result<QualifiedPath, PathSyntaxError> {
+        if input.is_empty() {
+            return Err(PathSyntaxError::Empty);
+        }
+        if input.contains('\0') {
+            return Err(PathSyntaxError::Nul);
+        }
+        if input.contains('\\') {
+            return Err(PathSyntaxError::Backslash);
+        }
+        if input.starts_with('/') || looks_like_drive(input) {
+            return Err(PathSyntaxError::Absolute);
+        }
+        if let Some(rest) = input.strip_prefix("./") {
+            return Self::managed(Area::Project, rest);
+        }
+        let (first, rest) = match input.split_once('/') {
+            Some((first, rest)) => (first, Some(rest)),
+            None => (input, None),
+        };
+        match (first, rest) {
+            ("project", rest) => Self::managed(Area::Project, rest.unwrap_or("")),
+            ("storage", rest) => Self::managed(Area::Storage, rest.unwrap_or("")),
+            ("root", rest) => Self::external(rest.unwrap_or("")),
+            _ => Self::managed(Area::Project, input),
+        }
+    }
+
+    fn managed(area: Area, rest: &str) -> Result<QualifiedPath, PathSyntaxError> {
+        if rest.starts_with('/') {
+            return Err(PathSyntaxError::RepeatedSeparator);
+        }
+        let rest = rest.strip_suffix('/').unwrap_or(rest);
+        if rest.is_empty() {
+            return Ok(QualifiedPath::area_root(area));
+        }
+        for segment in rest.split('/') {
+            check_segment(segment)?;
+        }
+        Ok(QualifiedPath { area, rel: rest.to_owned() })
+    }
+
+    fn external(rest: &str) -> Result<QualifiedPath, PathSyntaxError> {
+        if cfg!(windows) {
+            if !looks_like_drive(rest) {
+                return Err(PathSyntaxError::RootNotAbsolute);
+            }
+            let (drive, tail) = rest.split_at(2);
+            let tail = tail.strip_prefix('/').unwrap_or(tail);
+            for segment in tail.split('/').filter(|_| !tail.is_empty()) {
+                check_segment(segment)?;
+            }
+            return Ok(QualifiedPath { area: Area::Root, rel: format!("{drive}/{tail}") });
+        }
+        if rest.is_empty() {
+            return Err(PathSyntaxError::RootNotAbsolute);
+        }
+        if rest.starts_with('/') {
+            return Err(PathSyntaxError::RepeatedSeparator);
+        }
+        for segment in rest.split('/') {
+            check_segment(segment)?;
+        }
+        Ok(QualifiedPath { area: Area::Root, rel: rest.to_owned() })
+    }
+
+    pub fn area(&self) -> Area {
+        self.area
+    }
+
+    /// Components below the area root (`[]` for the root itself).
+    pub fn components(&self) -> impl Iterator<Item = &str> {
+        self.rel.split('/').filter(|s| !s.is_empty())
+    }
+
+    /// The path below the area root, `/`-separated; empty for the root.
+    pub fn relative(&self) -> &str {
+        &self.rel
+    }
+
+    pub fn is_area_root(&self) -> bool {
+        self.rel.is_empty()
+    }
+
+    pub fn is_managed(&self) -> bool {
+        self.area != Area::Root
+    }
+
+    /// The final component, if any.
+    pub fn file_name(&self) -> Option<&str> {
+        self.components().last()
+    }
+
+    /// The parent path; `None` for an area root.
+    pub fn parent(&self) -> Option<QualifiedPath> {
+        if self.rel.is_empty() {
+            return None;
+        }
+        let rel = match self.rel.rsplit_once('/') {
+            Some((parent, _)) => parent.to_owned(),
+            None => String::new(),
+        };
+        Some(QualifiedPath { area: self.area, rel })
+    }
+
+    /// Appends one validated file-name component (a name read from the file system).
+    /// Returns `None` when the name could not be written as a workspace path.
+    pub fn join_name(&self, name: &str) -> Option<QualifiedPath> {
+        check_segment(name).ok()?;
+        let rel = if self.rel.is_empty() { name.to_owned() } else { format!("{}/{name}", self.rel) };
+        Some(QualifiedPath { area: self.area, rel })
+    }
+
+    /// Appends a `/`-separated relative path made of names read from the file system.
+    pub fn join_relative(&self, relative: &str) -> Option<QualifiedPath> {
+        relative.split('/').filter(|s| !s.is_empty()).try_fold(self.clone(), |acc, name| acc.join_name(name))
+    }
+
+    /// True when `self` is `other` or lies below it.
+    pub fn starts_with(&self, other: &QualifiedPath) -> bool {
+        self.area == other.area
+            && (other.rel.is_empty()
+                || self.rel == other.rel
+                || self.rel.strip_prefix(other.rel.as_str()).is_some_and(|tail| tail.starts_with('/')))
+    }
+
+    /// The absolute native path of a `root/` path.
+    pub fn external_path(&self) -> Option<PathBuf> {
+        match self.area {
+            Area::Root if cfg!(windows) => Some(PathBuf::from(&self.rel)),
+            Area::Root => Some(PathBuf::from(format!("/{}", self.rel))),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for QualifiedPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.area.prefix(), self.rel)
+    }
+}
+
+fn looks_like_drive(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b.len() == 2 || b[2] == b'/')
+}
+
+fn check_segment(segment: &str) -> Result<(), PathSyntaxError> {
+    match segment {
+        "" => Err(PathSyntaxError::RepeatedSeparator),
+        "." => Err(PathSyntaxError::DotSegment),
+        ".." => Err(PathSyntaxError::ParentSegment),
+        s if s.contains('\0') => Err(PathSyntaxError::Nul),
+        s if s.contains('\\') => Err(PathSyntaxError::Backslash),
+        s if s.contains('/') => Err(PathSyntaxError::RepeatedSeparator),
+        s if cfg!(windows) && is_windows_device_name(s) => Err(PathSyntaxError::ReservedName(s.to_owned())),
+        _ => Ok(()),
+    }
+}
+
+fn is_windows_device_name(segment: &str) -> bool {
+    let stem = segment.split('.').next().unwrap_or(segment).trim_end().to_ascii_uppercase();
+    matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$")
+        || ((stem.starts_with("COM") || stem.starts_with("LPT"))
+            && stem.len() == 4
+            && stem.as_bytes()[3].is_ascii_digit()
+            && stem.as_bytes()[3] != b'0')
+}
+
+/// How resolution treats symbolic links (and junctions) on the way to the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkPolicy {
+    /// Reads: links are followed, but the final location must stay inside a managed root.
+    FollowInsideRoots,
+    /// Traversals and mutations: no component, including the last one, may be a link.
+    Refuse,
+    /// Mutations that never touch the final component's target (delete/move of the entry):
+    /// intermediate components may not be links; the final one is reported as it is.
+    RefuseIntermediate,
+}
+
+/// Why a qualified path cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    #[error("`{path}` does not exist")]
+    NotFound { path: QualifiedPath },
+    #[error("`{path}` passes through the link `{link}`; links are not traversed here")]
+    ThroughLink { path: QualifiedPath, link: QualifiedPath },
+    #[error("`{path}` is a link whose target leaves the workspace roots; use `root/…` to read an external file")]
+    LinkLeavesRoots { path: QualifiedPath },
+    #[error(
+        "`{path}` is outside the managed roots; `root/` paths are read-only and only allowed here for reading files"
+    )]
+    External { path: QualifiedPath },
+    #[error("failed to inspect `{path}`: {source}")]
+    Io {
+        path: QualifiedPath,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The two managed roots, as absolute canonical paths.
+#[derive(Debug, Clone)]
+pub struct Roots {
+    project: PathBuf,
+    storage: PathBuf,
+}
+
+impl Roots {
+    /// `project` must be canonical and exist; `storage` must be absolute (it may not exist yet)
+    /// and must neither equal nor contain the project root.
+    pub fn new(project: PathBuf, storage: PathBuf) -> Roots {
+        Roots { project, storage }
+    }
+
+    pub fn project(&self) -> &Path {
+        &self.project
+    }
+
+    pub fn storage(&self) -> &Path {
+        &self.storage
+    }
+
+    fn area_dir(&self, area: Area) -> Option<&Path> {
+        match area {
+            Area::Project => Some(&self.project),
+            Area::Storage => Some(&self.storage),
+            Area::Root => None,
+        }
+    }
+
+    /// Creates the storage root when it does not exist yet ("created on first use").
+    pub fn ensure_storage(&self) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.storage)
+    }
+
+    /// The absolute path a managed qualified path names, without touching the file system.
+    pub fn lexical(&self, path: &QualifiedPath) -> Option<PathBuf> {
+        let mut res = self.area_dir(path.area)?.to_path_buf();
+        res.extend(path.components());
+        Some(res)
+    }
+
+    /// Resolves a managed path component by component under `policy`.
+    /// The target itself need not exist (callers decide), but every ancestor that exists is checked.
+    pub fn resolve(&self, path: &QualifiedPath, policy: LinkPolicy) -> Result<Resolved, ResolveError> {
+        let Some(root) = self.area_dir(path.area) else {
+            return Err(ResolveError::External { path: path.clone() });
+        };
+        if path.area == Area::Storage {
+            self.ensure_storage().map_err(|source| ResolveError::Io { path: path.clone(), source })?;
+        }
+        let names: Vec<&str> = path.components().collect();
+        let mut current = root.to_path_buf();
+        let mut walked = QualifiedPath::area_root(path.area);
+        let mut exists = true;
+        let mut follows_link = false;
+        for (idx, name) in names.iter().enumerate() {
+            current.push(name);
+            walked = walked.join_name(name).expect("components were validated at parse time");
+            let is_last = idx + 1 == names.len();
+            let meta = match std::fs::symlink_metadata(&current) {
+                Ok(meta) => meta,
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                    exists = false;
+                    break;
+                }
+                Err(source) => return Err(ResolveError::Io { path: walked, source }),
+            };
+            if !is_link(&meta) {
+                continue;
+            }
+            match policy {
+                LinkPolicy::Refuse => {
+                    return Err(ResolveError::ThroughLink { path: path.clone(), link: walked });
+                }
+                LinkPolicy::RefuseIntermediate if !is_last => {
+                    return Err(ResolveError::ThroughLink { path: path.clone(), link: walked });
+                }
+                LinkPolicy::RefuseIntermediate => {}
+                LinkPolicy::FollowInsideRoots => {
+                    let target = match std::fs::canonicalize(&current) {
+                        Ok(target) => target,
+                        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                            return Err(ResolveError::NotFound { path: path.clone() });
+                        }
+                        Err(source) => return Err(ResolveError::Io { path: walked, source }),
+                    };
+                    if !self.contains(&target) {
+                        return Err(ResolveError::LinkLeavesRoots { path: path.clone() });
+                    }
+                    follows_link = true;
+                    current = target;
+                }
+            }
+        }
+        if !exists {
+            // Keep the lexical path so callers can create the target or report it missing.
+            current = self.lexical(path).expect("managed area has a directory");
+        }
+        Ok(Resolved { path: path.clone(), abs: current, exists, follows_link })
+    }
+
+    /// Like `resolve`, but the target must exist.
+    pub fn resolve_existing(&self, path: &QualifiedPath, policy: LinkPolicy) -> Result<Resolved, ResolveError> {
+        let resolved = self.resolve(path, policy)?;
+        if !resolved.exists {
+            return Err(ResolveError::NotFound { path: path.clone() });
+        }
+        Ok(resolved)
+    }
+
+    /// True when an absolute canonical path lies inside (or is) one of the managed roots.
+    pub fn contains(&self, abs: &Path) -> bool {
+        abs.starts_with(&self.project) || abs.starts_with(&self.storage)
+    }
+
+    /// Maps an absolute path inside a managed root back to its qualified form.
+    /// Storage is checked first because it may lie inside the project's parent, never inside the project.
+    pub fn qualify(&self, abs: &Path) -> Option<QualifiedPath> {
+        for area in [Area::Storage, Area::Project] {
+            let root = self.area_dir(area).expect("managed area");
+            if let Ok(rest) = abs.strip_prefix(root) {
+                let mut res = QualifiedPath::area_root(area);
+                for component in rest.components() {
+                    let Component::Normal(name) = component else { return None };
+                    res = res.join_name(name.to_str()?)?;
+                }
+                return Some(res);
+            }
+        }
+        None
+    }
+}
+
+/// A path checked against its root.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub path: QualifiedPath,
+    /// The absolute location: the link target when a link was followed, else the lexical path.
+    pub abs: PathBuf,
+    pub exists: bool,
+    /// True when a link was followed on the way.
+    pub follows_link: bool,
+}
+
+/// True for symbolic links and, on Windows, junctions and other name-surrogate reparse points.
+pub fn is_link(meta: &std::fs::Metadata) -> bool {
+    if meta.file_type().is_symlink() {
+        return true;
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::MetadataExt;
+        const FILE_ATTRIBUTE_REPARSE_POINT: u32 = 0x400;
+        if meta.file_attributes() & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn ok(input: &str, expected: &str) {
+        let parsed = QualifiedPath::parse(input).unwrap_or_else(|e| panic!("{input:?}: {e}"));
+        assert_eq!(parsed.to_string(), expected, "input {input:?}");
+    }
+
+    #[track_caller]
+    fn err(input: &str, expected: PathSyntaxError) {
+        assert_eq!(QualifiedPath::parse(input), Err(expected), "input {input:?}");
+    }
+
+    #[test]
+    fn shorthands_mean_project() {
+        ok("src/main.cpp", "project/src/main.cpp");
+        ok("./src/main.cpp", "project/src/main.cpp");
+        ok("./", "project/");
+        ok("main.cpp", "project/main.cpp");
+    }
+
+    #[test]
+    fn reserved_prefixes_select_areas() {
+        ok("project/", "project/");
+        ok("project", "project/");
+        ok("project/src/x.h", "project/src/x.h");
+        ok("storage/", "storage/");
+        ok("storage/build/debug", "storage/build/debug");
+        ok("./storage/x", "project/storage/x");
+        ok("./project/x", "project/project/x");
+    }
+
+    #[test]
+    fn one_trailing_slash_is_accepted() {
+        ok("project/src/", "project/src");
+        ok("src/", "project/src");
+        err("project/src//", PathSyntaxError::RepeatedSeparator);
+    }
+
+    #[test]
+    fn invalid_forms_are_rejected() {
+        err("", PathSyntaxError::Empty);
+        err("/etc/passwd", PathSyntaxError::Absolute);
+        err("../x", PathSyntaxError::ParentSegment);
+        err("project/a/../b", PathSyntaxError::ParentSegment);
+        err("project/a//b", PathSyntaxError::RepeatedSeparator);
+        err("a\\b", PathSyntaxError::Backslash);
+        err("a\0b", PathSyntaxError::Nul);
+        err("project/./a", PathSyntaxError::DotSegment);
+        err("././a", PathSyntaxError::DotSegment);
+        err(".", PathSyntaxError::DotSegment);
+        err("C:/x", PathSyntaxError::Absolute);
+        err("project//", PathSyntaxError::RepeatedSeparator);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn root_paths_carry_absolute_locations() {
+        ok("root/usr/include/x.h", "root/usr/include/x.h");
+        let parsed = QualifiedPath::parse("root/usr/include/x.h").unwrap();
+        assert_eq!(parsed.external_path(), Some(PathBuf::from("/usr/include/x.h")));
+        assert!(!parsed.is_managed());
+        err("root/", PathSyntaxError::RootNotAbsolute);
+        err("root//usr/x", PathSyntaxError::RepeatedSeparator);
+        err("root/usr/../etc", PathSyntaxError::ParentSegment);
+    }
+
+    #[test]
+    fn parent_and_join_round_trip() {
+        let p = QualifiedPath::parse("project/a/b").unwrap();
+        assert_eq!(p.parent().unwrap().to_string(), "project/a");
+        assert_eq!(p.parent().unwrap().parent().unwrap().to_string(), "project/");
+        assert!(p.parent().unwrap().parent().unwrap().parent().is_none());
+        assert_eq!(QualifiedPath::area_root(Area::Storage).join_relative("x/y").unwrap().to_string(), "storage/x/y");
+        assert!(QualifiedPath::area_root(Area::Project).join_name("..").is_none());
+    }
+
+    #[test]
+    fn starts_with_is_component_based() {
+        let ab = QualifiedPath::parse("project/ab").unwrap();
+        let a = QualifiedPath::parse("project/a").unwrap();
+        assert!(!ab.starts_with(&a));
+        assert!(QualifiedPath::parse("project/a/b").unwrap().starts_with(&a));
+        assert!(a.starts_with(&QualifiedPath::area_root(Area::Project)));
+        assert!(!a.starts_with(&QualifiedPath::area_root(Area::Storage)));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn resolution_checks_links_component_by_component() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let project = base.join("proj");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(project.join("src")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(project.join("src/a.cpp"), "int a;").unwrap();
+        std::fs::write(outside.join("secret.txt"), "s").unwrap();
+        std::os::unix::fs::symlink(project.join("src"), project.join("inside_link")).unwrap();
+        std::os::unix::fs::symlink(&outside, project.join("escape")).unwrap();
+        let roots = Roots::new(project.clone(), base.join(".proj.forgemcp"));
+        let q = |s: &str| QualifiedPath::parse(s).unwrap();
+
+        let r = roots.resolve_existing(&q("inside_link/a.cpp"), LinkPolicy::FollowInsideRoots).unwrap();
+        assert_eq!(r.abs, project.join("src/a.cpp"));
+        assert!(r.follows_link);
+        assert!(matches!(
+            roots.resolve(&q("escape/secret.txt"), LinkPolicy::FollowInsideRoots),
+            Err(ResolveError::LinkLeavesRoots { .. })
+        ));
+        assert!(matches!(
+            roots.resolve(&q("inside_link/a.cpp"), LinkPolicy::Refuse),
+            Err(ResolveError::ThroughLink { .. })
+        ));
+        assert!(roots.resolve(&q("inside_link"), LinkPolicy::RefuseIntermediate).is_ok());
+        assert!(matches!(
+            roots.resolve_existing(&q("src/missing.cpp"), LinkPolicy::Refuse),
+            Err(ResolveError::NotFound { .. })
+        ));
+        assert!(matches!(roots.resolve(&q("root/etc/hosts"), LinkPolicy::Refuse), Err(ResolveError::External { .. })));
+        assert_eq!(roots.qualify(&project.join("src/a.cpp")), Some(q("project/src/a.cpp")));
+        assert_eq!(roots.qualify(&outside), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn storage_is_created_on_first_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(base.join("proj")).unwrap();
+        let roots = Roots::new(base.join("proj"), base.join(".proj.forgemcp"));
+        assert!(!roots.storage().exists());
+        roots.resolve(&QualifiedPath::area_root(Area::Storage), LinkPolicy::Refuse).unwrap();
+        assert!(roots.storage().is_dir());
+    }
+}

@@ -1,0 +1,180 @@
+//! Shared test support: temporary workspaces, an in-process server over a duplex pipe, the real
+//! binary over stdio, and a configurable MCP test client.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use forgemcp::server::{ForgeServer, Services};
+use forgemcp::workspace::WorkspaceService;
+use forgemcp::workspace::path::Roots;
+use parking_lot::Mutex;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, Implementation, ProgressNotificationParam,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+/// A temporary directory holding `proj/` (the project) and, once used, `.proj.forgemcp/` (storage).
+pub struct TempWorkspace {
+    _dir: tempfile::TempDir,
+    pub base: PathBuf,
+    pub project: PathBuf,
+    pub storage: PathBuf,
+}
+
+impl TempWorkspace {
+    /// Creates the project from a fixture: `//- path` lines start files.
+    pub fn new(fixture: &str) -> TempWorkspace {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let base = std::fs::canonicalize(dir.path()).expect("canonical temp dir");
+        let project = base.join("proj");
+        std::fs::create_dir(&project).expect("project dir");
+        let ws = TempWorkspace { storage: base.join(".proj.forgemcp"), _dir: dir, base, project };
+        let mut current: Option<(String, String)> = None;
+        for line in fixture.lines() {
+            if let Some(path) = line.trim_start().strip_prefix("//- ") {
+                if let Some((p, text)) = current.take() {
+                    ws.write(&p, &text);
+                }
+                current = Some((path.trim().to_owned(), String::new()));
+            } else if let Some((_, text)) = current.as_mut() {
+                text.push_str(line.strip_prefix("    ").unwrap_or(line));
+                text.push('\n');
+            }
+        }
+        if let Some((p, text)) = current.take() {
+            ws.write(&p, &text);
+        }
+        ws
+    }
+
+    /// Writes a project-relative file, creating parents.
+    pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) {
+        let path = self.project.join(rel);
+        std::fs::create_dir_all(path.parent().expect("file has a parent")).expect("parent dirs");
+        std::fs::write(path, contents).expect("write fixture file");
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.project.join(rel)
+    }
+
+    pub fn roots(&self) -> Roots {
+        Roots::new(self.project.clone(), self.storage.clone())
+    }
+
+    pub fn server(&self, progress_interval: Duration) -> ForgeServer {
+        let workspace = Arc::new(WorkspaceService::new(self.roots()));
+        ForgeServer::new(Services { workspace }, progress_interval)
+    }
+
+    /// An rmcp client connected in-process to a fresh server on this workspace.
+    pub async fn connect(&self, client: TestClient) -> RunningService<RoleClient, TestClient> {
+        connect(self.server(Duration::ZERO), client).await
+    }
+}
+
+/// Connects `client` to `server` over an in-memory duplex pipe.
+pub async fn connect(server: ForgeServer, client: TestClient) -> RunningService<RoleClient, TestClient> {
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    client.serve(client_io).await.expect("client connects")
+}
+
+/// How the test client answers elicitation requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// No elicitation capability is advertised.
+    NoCapability,
+    Accept,
+    AcceptButRefuse,
+    Decline,
+    Cancel,
+}
+
+/// An MCP client that records progress and elicitation messages.
+#[derive(Clone)]
+pub struct TestClient {
+    pub answer: Answer,
+    pub progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    pub questions: Arc<Mutex<Vec<String>>>,
+}
+
+impl TestClient {
+    pub fn new() -> TestClient {
+        TestClient::answering(Answer::NoCapability)
+    }
+
+    pub fn answering(answer: Answer) -> TestClient {
+        TestClient { answer, progress: Arc::default(), questions: Arc::default() }
+    }
+}
+
+impl ClientHandler for TestClient {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities = match self.answer {
+            Answer::NoCapability => ClientCapabilities::default(),
+            _ => ClientCapabilities::builder().enable_elicitation().build(),
+        };
+        ClientConfig::new(capabilities, Implementation::new("forgemcp-tests", "0.0.0"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
+            self.questions.lock().push(message.clone());
+        }
+        Ok(match self.answer {
+            Answer::Accept => ElicitResult::new(ElicitationAction::Accept).with_content(json!({ "allow": true })),
+            Answer::AcceptButRefuse => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(json!({ "allow": false }))
+            }
+            Answer::Decline | Answer::NoCapability => ElicitResult::new(ElicitationAction::Decline),
+            Answer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.progress.lock().push(params);
+    }
+}
+
+/// Calls a tool and returns its result (panics on protocol errors).
+pub async fn call(client: &RunningService<RoleClient, TestClient>, tool: &str, args: Value) -> CallToolResult {
+    let params = CallToolRequestParams::new(tool.to_owned())
+        .with_arguments(args.as_object().cloned().expect("arguments are a JSON object"));
+    client.call_tool(params).await.unwrap_or_else(|e| panic!("{tool} failed at the protocol level: {e}"))
+}
+
+/// The single text item of a result.
+pub fn text(result: &CallToolResult) -> &str {
+    assert_eq!(result.content.len(), 1, "exactly one content item: {result:?}");
+    result.content[0].as_text().map(|t| t.text.as_str()).expect("a text item")
+}
+
+/// The structured content of a successful result.
+pub fn structured(result: &CallToolResult) -> &Value {
+    assert_ne!(result.is_error, Some(true), "unexpected tool error: {}", text(result));
+    result.structured_content.as_ref().expect("structured content")
+}
+
+/// Asserts the result is a tool error and returns its text.
+pub fn tool_error(result: &CallToolResult) -> &str {
+    assert_eq!(result.is_error, Some(true), "expected a tool error, got {result:?}");
+    text(result)
+}
+
+/// Path of the built server binary.
+pub fn binary() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_forgemcp"))
+}
