@@ -91,8 +91,8 @@ const ABOUT: &str = "Structured C/C++ development tools for one local workspace,
 const LONG_ABOUT: &str = "\
 Structured C/C++ development tools for one local workspace, served over MCP on stdio.
 
-An MCP client starts this command and talks to it over stdin/stdout; operational logs go to stderr. \
-Without options the server works on the current directory.";
+An MCP client starts this command and talks to it over stdin/stdout; operational logs go
+to stderr. Without options the server works on the current directory.";
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -114,29 +114,36 @@ Invalid option values are reported as one line on stderr with exit status 2, bef
     version,
     about = ABOUT,
     long_about = LONG_ABOUT,
-    after_help = AFTER_HELP,
-    max_term_width = 100
+    after_help = AFTER_HELP
 )]
 struct Cli {
-    /// C/C++ project root; must be an existing directory [default: the current directory].
+    /// C/C++ project root [default: the current directory].
+    ///
+    /// Must be an existing directory; relative paths resolve against the current directory.
     #[arg(long, value_name = "DIR", help_heading = "Workspace")]
     workspace: Option<PathBuf>,
 
-    /// Service storage root for build trees and other server files [default: .<project-name>.forgemcp
-    /// beside the project]. Relative paths resolve against the current directory. It must not be,
-    /// contain, or lie inside the project. Created on first use.
+    /// Service storage root [default: .<project-name>.forgemcp beside the project].
+    ///
+    /// Holds build trees and other server files; created on first use. Relative paths resolve
+    /// against the current directory. It must not be, contain, or lie inside the project.
     #[arg(long, value_name = "DIR", help_heading = "Workspace")]
     workspace_storage: Option<PathBuf>,
 
-    /// Minimum time between progress notifications of one tool call, in seconds [default: 1].
-    /// Finite and not negative; 0 disables throttling.
+    /// Minimum seconds between progress notifications of one tool call [default: 1].
+    ///
+    /// A finite, non-negative number such as 2.5; 0 disables throttling. The first notification
+    /// is always sent at once; later ones inside the interval are dropped, not queued.
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true, help_heading = "Workspace")]
     progress_interval: Option<String>,
 
-    /// Add a user toolset named NAME with explicit tools (repeatable). TOOL is a built-in tool name
-    /// (cmake, ctest, ninja, make, msbuild, cl, link, clang, clang++, clang-cl, gcc, g++, lld,
-    /// lld-link, clangd, git, lldb-dap, gdb, cppvsdbg); PATH must be an existing executable file.
-    /// Relative paths resolve against the current directory. Names must be unique.
+    /// Add a user toolset with explicit tool paths (repeatable).
+    ///
+    /// NAME must be unique and not contain '='. TOOL is a built-in tool name: cmake, ctest, ninja,
+    /// make, msbuild, cl, link, clang, clang++, clang-cl, gcc, g++, lld, lld-link, clangd, git,
+    /// lldb-dap, gdb or cppvsdbg (msbuild, cl, link and cppvsdbg on Windows only), each at most
+    /// once. PATH must be an existing executable file; relative paths resolve against the current
+    /// directory. An invalid path is an error, never replaced by a discovered tool.
     #[arg(
         long,
         value_names = ["NAME", "TOOL=PATH"],
@@ -146,15 +153,21 @@ struct Cli {
     )]
     toolset: Vec<String>,
 
-    /// Toolset (id or name) of the automatic CMake profiles and the default of a profile's
-    /// toolset= setting [default: system].
+    /// Toolset for CMake profiles without toolset= [default: system].
+    ///
+    /// An id (system, user-…, visual-studio-…) or a toolset name; it must match exactly one
+    /// discovered or user toolset. Also used by the automatic profiles.
     #[arg(long, value_name = "ID_OR_NAME", help_heading = "CMake")]
     cmake_toolset: Option<String>,
 
-    /// Define a CMake profile (repeatable); any profile replaces the automatic ones. Keys: toolset,
-    /// configuration, generator, build-directory, c-compiler, cxx-compiler, toolchain-file,
-    /// define=VAR=value (repeatable); or configure-preset, build-preset, test-preset (repeatable) for
-    /// a preset profile. Paths use project/... or storage/...
+    /// Define a CMake profile (repeatable); replaces the automatic profiles.
+    ///
+    /// NAME must be unique and not contain '='. Keys, each at most once unless noted: toolset,
+    /// configuration, generator (default Ninja), build-directory (project/... or storage/...;
+    /// default storage/build/cmake-NAME), c-compiler and cxx-compiler (built-in compiler names),
+    /// toolchain-file (an existing project/... or storage/... file), define=VAR=value (repeatable).
+    /// A preset profile instead lists configure-preset, build-preset and test-preset (each
+    /// repeatable) and may add only toolset, configuration and build-directory.
     #[arg(
         long,
         value_names = ["NAME", "KEY=VALUE"],
@@ -168,8 +181,9 @@ struct Cli {
     #[arg(long, help_heading = "Admin panel")]
     no_admin: bool,
 
-    /// Preferred HTTP port when this instance starts a new admin Hub; a running Hub keeps its port,
-    /// and a free port is chosen when this one is taken.
+    /// Preferred HTTP port when this instance starts a new admin Hub.
+    ///
+    /// A running Hub keeps its port; a free port is chosen when this one is taken.
     #[arg(
         long,
         value_name = "PORT",
@@ -179,12 +193,15 @@ struct Cli {
     )]
     admin_port: u16,
 
-    /// Admin Hub group: instances with the same name share one Hub for this OS user. Letters,
-    /// digits, '-', '_' and '.', not starting with '.'.
+    /// Admin Hub group; instances with the same name share one Hub.
+    ///
+    /// Groups are per OS user. ASCII letters, digits, '-', '_' and '.', not starting with '.'.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_ADMIN_IPC, help_heading = "Admin panel")]
     admin_ipc: String,
 
     /// Open the admin panel of the running Hub in the system browser, then exit.
+    ///
+    /// Combine with --admin-ipc to reach a Hub of another group.
     #[arg(
         long,
         conflicts_with_all = [
@@ -386,7 +403,7 @@ mod tests {
             "--progress-interval <SECONDS>",
             "--toolset <NAME> <TOOL=PATH>...",
             "--cmake-toolset <ID_OR_NAME>",
-            "--cmake-profile <NAME> <KEY=VALUE>...",
+            "--cmake-profile <NAME> [KEY=VALUE]...",
             "--no-admin",
             "--admin-port <PORT>",
             "--admin-ipc <NAME>",

@@ -2,7 +2,9 @@
 //!
 //! See `docs/architecture.md` for the code map and its invariants.
 
+pub mod app;
 pub mod call;
+pub mod process;
 pub mod cli;
 pub mod config;
 pub mod render;

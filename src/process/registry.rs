@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::journal::Journal;
 use super::spec::Timeout;
+use super::tree::Tree;
 
 /// A ForgeMCP process id (not the OS pid).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -106,6 +107,7 @@ pub(crate) struct Record {
     pub started_wall: DateTime<Utc>,
     pub started: Instant,
     pub journal: Journal,
+    pub tree: Tree,
     /// Asks the supervisor to kill the tree and finish as `Stopped`.
     pub stop: CancellationToken,
     state: Mutex<State>,
@@ -126,6 +128,7 @@ impl Record {
         started: Instant,
         started_wall: DateTime<Utc>,
         journal: Journal,
+        tree: Tree,
     ) -> Record {
         Record {
             id,
@@ -134,6 +137,7 @@ impl Record {
             started_wall,
             started,
             journal,
+            tree,
             stop: CancellationToken::new(),
             state: Mutex::new(State { status: Status::Running, finished_after: None }),
             done: watch::Sender::new(None),

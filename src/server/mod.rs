@@ -13,6 +13,7 @@ mod instructions;
 mod mcp_call;
 pub mod registry;
 pub mod resources;
+pub mod stdio;
 pub mod uri_template;
 mod workspace_tools;
 

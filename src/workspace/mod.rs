@@ -7,9 +7,13 @@
 //! Architecture invariant: operations are synchronous; callers run them on blocking threads.
 //! Reads share the operation lock; mutations take it exclusively.
 
+pub mod find;
+pub mod info;
 pub mod path;
 pub mod read;
 pub mod results;
+pub mod tree;
+pub mod search;
 
 use std::sync::Arc;
 
@@ -29,6 +33,12 @@ pub enum Error {
     NotAFile { path: QualifiedPath },
     #[error("`{path}` is not a directory")]
     NotADirectory { path: QualifiedPath },
+    #[error("`{path}` is neither a regular file nor a directory")]
+    NotFileOrDirectory { path: QualifiedPath },
+    #[error("the file pattern is empty")]
+    EmptyPattern,
+    #[error("`{pattern}` is not a valid file pattern: {reason}")]
+    InvalidPattern { pattern: String, reason: String },
     #[error("`{path}` is not UTF-8 text")]
     NotUtf8 { path: QualifiedPath },
     #[error("`{path}` is binary (it contains NUL bytes)")]

@@ -2,8 +2,14 @@
 
 mod support;
 
+/// The real binary's command line: help, version, and exit status 2 with one stderr line for every
+/// invalid option value.
+mod cli;
+
 /// The MCP surface itself: initialize, capabilities, registry rules, protocol robustness, progress,
 /// elicitation, the history hook.
 mod server;
+/// The real binary over stdio: startup, stdout purity, malformed input.
+mod stdio;
 /// Workspace read tools, resources and completions through the MCP surface.
 mod workspace;

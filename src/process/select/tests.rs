@@ -214,7 +214,7 @@ fn tail_keeps_the_end_when_bytes_run_out() {
         0,
         expect![[r#"
             lines 2-3
-            stdout 2-2 "2\n"
+            stdout 2-2 " 2\n"
             stdout 3-3 "line 3\n"
         "#]],
     );
@@ -242,16 +242,25 @@ fn lines_selector_decides_the_direction_over_time() {
         sel(Some(LineSelector::First(3)), Some(TimeSelector::Last(10.0)), 8),
         300,
         expect![[r#"
-            lines 1-1
+            lines 1-2
             stdout 1-1 "line 1\n"
+            stdout 2-2 "l"
         "#]],
     );
 }
 
 #[test]
 fn time_selector_decides_the_direction_without_lines() {
-    check(&numbered(3), sel(None, Some(TimeSelector::Last(10.0)), 8), 300, expect![[""]]);
-    check(&numbered(3), sel(None, Some(TimeSelector::First(10.0)), 8), 300, expect![[""]]);
+    check(&numbered(3), sel(None, Some(TimeSelector::Last(10.0)), 8), 300, expect![[r#"
+        lines 2-3
+        stdout 2-2 "\n"
+        stdout 3-3 "line 3\n"
+    "#]]);
+    check(&numbered(3), sel(None, Some(TimeSelector::First(10.0)), 8), 300, expect![[r#"
+        lines 1-2
+        stdout 1-1 "line 1\n"
+        stdout 2-2 "l"
+    "#]]);
 }
 
 #[test]
@@ -293,7 +302,11 @@ fn response_lines_span_the_returned_fragments() {
         &entries,
         sel(Some(LineSelector::Range { start: 2, end: 4 }), None, 1000),
         0,
-        expect![[""]],
+        expect![[r#"
+            lines 2-4
+            stdout 2-3 "b\nc"
+            stderr 3-4 "d\ne\n"
+        "#]],
     );
 }
 
@@ -305,7 +318,13 @@ fn streams_share_line_numbers_and_entries_can_overlap_a_line() {
         (2, Stream::Stdin, "in\n"),
         (3, Stream::Stdout, "more"),
     ]);
-    check(&entries, Selection::default(), 3, expect![[""]]);
+    check(&entries, Selection::default(), 3, expect![[r#"
+        lines 1-3
+        stdout 1-1 "out "
+        stderr 1-1 "err\n"
+        stdin 2-2 "in\n"
+        stdout 3-3 "more"
+    "#]]);
 }
 
 #[test]
@@ -317,14 +336,27 @@ fn first_and_last_count_distinct_lines_not_entries() {
         (2, Stream::Stdout, "c\nd\n"),
         (3, Stream::Stdout, "e\n"),
     ]);
-    check(&entries, sel(Some(LineSelector::First(2)), None, 1000), 3, expect![[""]]);
-    check(&entries, sel(Some(LineSelector::Last(2)), None, 1000), 3, expect![[""]]);
+    check(&entries, sel(Some(LineSelector::First(2)), None, 1000), 3, expect![[r#"
+        lines 1-2
+        stdout 1-1 "a"
+        stderr 1-1 "b"
+        stdout 1-2 "c\nd\n"
+    "#]]);
+    check(&entries, sel(Some(LineSelector::Last(2)), None, 1000), 3, expect![[r#"
+        lines 2-3
+        stdout 2-2 "d\n"
+        stdout 3-3 "e\n"
+    "#]]);
 }
 
 #[test]
 fn cutting_to_lines_keeps_lone_cr_and_split_crlf() {
     let entries = transcript(&[(0, Stream::Stdout, "1%\r2%\r\n"), (1, Stream::Stdout, "x\r"), (2, Stream::Stdout, "\ny\n")]);
-    check(&entries, sel(Some(LineSelector::Range { start: 2, end: 2 }), None, 1000), 3, expect![[""]]);
+    check(&entries, sel(Some(LineSelector::Range { start: 2, end: 2 }), None, 1000), 3, expect![[r#"
+        lines 2-2
+        stdout 2-2 "x\r"
+        stdout 2-2 "\n"
+    "#]]);
 }
 
 #[test]

@@ -1,0 +1,115 @@
+//! `forgemcp-test-helper`: a scriptable fake tool for the process service tests (built only with the
+//! `test-tools` feature).
+//!
+//! Each argument is one step, run in order:
+//!
+//! | Step | Effect |
+//! | --- | --- |
+//! | `out:TEXT` / `err:TEXT` | write TEXT to stdout / stderr and flush; escapes `\n`, `\r`, `\\`, `\xHH` |
+//! | `sleep:MS` | sleep MS milliseconds |
+//! | `flood:BYTES` | write BYTES of numbered lines (`line 0000000001 …\n`, 64 bytes each) to stdout |
+//! | `echo-stdin` | copy stdin to stdout until EOF |
+//! | `spawn:STEPS` | start this helper again with STEPS (`+`-separated), inheriting stdio; print `child=<pid>` |
+//! | `spawn-quiet:STEPS` | like `spawn`, with null stdio |
+//! | `setsid` | leave the process group and session (`setsid(2)`, Unix) |
+//! | `pid` | print `pid=<pid>` to stdout |
+//! | `exit:N` | exit with status N at once |
+//!
+//! Without an `exit` step it exits with status 0 after the last step.
+
+use std::io::{Read, Write};
+use std::process::Stdio;
+use std::time::Duration;
+
+fn main() {
+    let steps: Vec<String> = std::env::args().skip(1).collect();
+    for step in &steps {
+        run(step);
+    }
+}
+
+fn run(step: &str) {
+    let (name, value) = step.split_once(':').unwrap_or((step, ""));
+    match name {
+        "out" => write(&mut std::io::stdout().lock(), &unescape(value)),
+        "err" => write(&mut std::io::stderr().lock(), &unescape(value)),
+        "sleep" => std::thread::sleep(Duration::from_millis(value.parse().expect("sleep:MS"))),
+        "flood" => flood(value.parse().expect("flood:BYTES")),
+        "echo-stdin" => {
+            let mut input = Vec::new();
+            std::io::stdin().read_to_end(&mut input).expect("read stdin");
+            write(&mut std::io::stdout().lock(), &input);
+        }
+        "spawn" => spawn(value, false),
+        "spawn-quiet" => spawn(value, true),
+        "setsid" => {
+            #[cfg(unix)]
+            nix::unistd::setsid().expect("setsid");
+        }
+        "pid" => write(&mut std::io::stdout().lock(), format!("pid={}\n", std::process::id()).as_bytes()),
+        "exit" => std::process::exit(value.parse().expect("exit:N")),
+        _ => panic!("unknown step `{step}`"),
+    }
+}
+
+fn write(out: &mut dyn Write, bytes: &[u8]) {
+    // A closed pipe is not this helper's problem; the test decides what it expected.
+    let _ = out.write_all(bytes).and_then(|()| out.flush());
+}
+
+fn unescape(text: &str) -> Vec<u8> {
+    let mut res = Vec::new();
+    let mut bytes = text.bytes();
+    while let Some(byte) = bytes.next() {
+        if byte != b'\\' {
+            res.push(byte);
+            continue;
+        }
+        match bytes.next() {
+            Some(b'n') => res.push(b'\n'),
+            Some(b'r') => res.push(b'\r'),
+            Some(b'x') => {
+                let hex: Vec<u8> = bytes.by_ref().take(2).collect();
+                let hex = std::str::from_utf8(&hex).expect("ASCII hex digits");
+                res.push(u8::from_str_radix(hex, 16).expect("\\xHH"));
+            }
+            Some(other) => res.push(other),
+            None => res.push(b'\\'),
+        }
+    }
+    res
+}
+
+fn flood(total: u64) {
+    let mut out = std::io::stdout().lock();
+    let mut buf = Vec::with_capacity(1 << 20);
+    let mut written = 0;
+    let mut line = 1u64;
+    while written < total {
+        // 64 bytes per line: "line " + 10 digits + " " + 47 filler + "\n".
+        buf.extend_from_slice(format!("line {line:010} {}\n", "x".repeat(47)).as_bytes());
+        line += 1;
+        if buf.len() >= (1 << 20) || written + buf.len() as u64 >= total {
+            let take = buf.len().min((total - written) as usize);
+            if out.write_all(&buf[..take]).is_err() {
+                return;
+            }
+            written += take as u64;
+            buf.clear();
+        }
+    }
+    let _ = out.flush();
+}
+
+fn spawn(steps: &str, quiet: bool) {
+    let exe = std::env::current_exe().expect("own executable");
+    #[expect(clippy::disallowed_methods, reason = "test helper: starts its own grandchildren to test tree kills")]
+    let mut command = std::process::Command::new(exe);
+    command.args(steps.split('+'));
+    if quiet {
+        command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    }
+    let child = command.spawn().expect("spawn a grandchild");
+    write(&mut std::io::stdout().lock(), format!("child={}\n", child.id()).as_bytes());
+    // The child handle is dropped without waiting: the grandchild lives on by design.
+}

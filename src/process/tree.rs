@@ -1,0 +1,205 @@
+//! Killing a whole process tree, including descendants that left the process group.
+//!
+//! Every child starts in its own process group (Unix) or job object (Windows) through `process-wrap`,
+//! and carries a per-launch marker in its environment ([`TREE_MARKER`]), which its descendants inherit.
+//! On Linux the server is also a child subreaper, so descendants orphaned by a dying parent (for
+//! example a daemon that called `setsid` and double-forked) are re-parented to the server instead of
+//! init. Killing a tree then means: SIGKILL the process group, every descendant of the leader (found
+//! through `/proc` parent links), and every process below the server that carries the tree's marker;
+//! repeat until nothing is left. Orphans re-parented to the server are reaped here, because no
+//! `tokio::process::Child` owns them.
+//!
+//! This is the approach of Jenkins' process-tree killer (an environment cookie) combined with
+//! watchexec's and nextest's process groups; the code is ours.
+//!
+//! Architecture invariant: only pids found below the server (by parent links) are signalled or
+//! reaped, and a pid is reaped only while it is a zombie child of the server that is not a leader
+//! owned by a `tokio::process::Child`.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+/// The environment variable carrying a launch's marker.
+pub(crate) const TREE_MARKER: &str = "FORGEMCP_PROCESS_TREE";
+
+/// Pids of running leaders: children owned by a `tokio::process::Child`, which must never be reaped
+/// by anyone else. Spawning holds the lock until the new leader is inserted.
+#[derive(Clone, Default)]
+pub(crate) struct Leaders(Arc<Mutex<HashSet<u32>>>);
+
+impl Leaders {
+    pub fn lock(&self) -> parking_lot::MutexGuard<'_, HashSet<u32>> {
+        self.0.lock()
+    }
+}
+
+/// Makes the server a child subreaper (Linux), so orphaned descendants stay below it.
+pub(crate) fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    if let Err(err) = nix::sys::prctl::set_child_subreaper(true) {
+        tracing::warn!("cannot become a child subreaper; detached grandchildren may survive a kill: {err}");
+    }
+}
+
+/// One launched tree.
+#[derive(Debug, Clone)]
+pub(crate) struct Tree {
+    pub leader: u32,
+    pub marker: String,
+}
+
+impl Tree {
+    /// Kills every process of the tree that can be found and returns the pids signalled (without the
+    /// leader). Synchronous and quick: usable from `Drop`.
+    pub fn kill(&self) -> Vec<u32> {
+        #[cfg(unix)]
+        {
+            use nix::sys::signal::{Signal, killpg};
+            use nix::unistd::Pid;
+            // The group first: it is the common case and stops forks inside it at once.
+            let _ = killpg(Pid::from_raw(self.leader as i32), Signal::SIGKILL);
+        }
+        #[cfg(target_os = "linux")]
+        {
+            use nix::sys::signal::{Signal, kill};
+            use nix::unistd::Pid;
+            let mut killed = Vec::new();
+            for _round in 0..4 {
+                let fresh: Vec<u32> = linux::members(self).into_iter().filter(|pid| !killed.contains(pid)).collect();
+                if fresh.is_empty() {
+                    break;
+                }
+                for &pid in &fresh {
+                    let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+                }
+                killed.extend(fresh);
+            }
+            killed.retain(|&pid| pid != self.leader);
+            killed
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            // Elsewhere the process group (Unix) or the job object (Windows, terminated through the
+            // child wrapper) is the whole tree.
+            Vec::new()
+        }
+    }
+}
+
+/// Reaps those of `pids` that are zombie children of the server and not running leaders. Returns the
+/// pids still pending (alive, or not yet re-parented).
+pub(crate) fn reap(pids: &[u32], leaders: &Leaders) -> Vec<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        use nix::sys::wait::{WaitPidFlag, waitpid};
+        use nix::unistd::Pid;
+        let me = std::process::id();
+        let leaders = leaders.lock();
+        let mut pending = Vec::new();
+        for &pid in pids {
+            match linux::stat(pid) {
+                None => {}
+                Some(stat) if stat.state == 'Z' && stat.ppid == me && !leaders.contains(&pid) => {
+                    let _ = waitpid(Pid::from_raw(pid as i32), Some(WaitPidFlag::WNOHANG));
+                }
+                Some(stat) if stat.state == 'Z' => {}
+                Some(_) => pending.push(pid),
+            }
+        }
+        pending
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (pids, leaders);
+        Vec::new()
+    }
+}
+
+/// Whether `pid` exists and is not a zombie (Linux; elsewhere always false).
+pub fn is_alive(pid: u32) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        linux::stat(pid).is_some_and(|stat| stat.state != 'Z')
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        false
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::collections::{HashMap, HashSet};
+
+    use super::{TREE_MARKER, Tree};
+
+    pub(super) struct Stat {
+        pub state: char,
+        pub ppid: u32,
+    }
+
+    /// Parses `/proc/<pid>/stat`; the command name may contain spaces and parentheses, so fields are
+    /// read after the last `)`.
+    pub(super) fn stat(pid: u32) -> Option<Stat> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let rest = &text[text.rfind(')')? + 1..];
+        let mut fields = rest.split_whitespace();
+        let state = fields.next()?.chars().next()?;
+        let ppid = fields.next()?.parse().ok()?;
+        Some(Stat { state, ppid })
+    }
+
+    fn children_map() -> HashMap<u32, Vec<u32>> {
+        let mut res: HashMap<u32, Vec<u32>> = HashMap::new();
+        let Ok(dir) = std::fs::read_dir("/proc") else { return res };
+        for entry in dir.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<u32>().ok()) else { continue };
+            if let Some(stat) = stat(pid) {
+                res.entry(stat.ppid).or_default().push(pid);
+            }
+        }
+        res
+    }
+
+    fn descendants(children: &HashMap<u32, Vec<u32>>, root: u32) -> Vec<u32> {
+        let mut res = Vec::new();
+        let mut stack = vec![root];
+        let mut seen = HashSet::new();
+        while let Some(pid) = stack.pop() {
+            for &child in children.get(&pid).into_iter().flatten() {
+                if seen.insert(child) {
+                    res.push(child);
+                    stack.push(child);
+                }
+            }
+        }
+        res
+    }
+
+    fn carries_marker(pid: u32, marker: &str) -> bool {
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else { return false };
+        let wanted = format!("{TREE_MARKER}={marker}");
+        environ.split(|&b| b == 0).any(|var| var == wanted.as_bytes())
+    }
+
+    /// Live (non-zombie) processes of the tree: the leader, its descendants, and every descendant of
+    /// the server carrying the tree's marker.
+    pub(super) fn members(tree: &Tree) -> Vec<u32> {
+        let children = children_map();
+        let mut res: HashSet<u32> = HashSet::new();
+        if stat(tree.leader).is_some_and(|s| s.state != 'Z' && s.ppid == std::process::id()) {
+            res.insert(tree.leader);
+            res.extend(descendants(&children, tree.leader));
+        }
+        for pid in descendants(&children, std::process::id()) {
+            if !res.contains(&pid) && carries_marker(pid, &tree.marker) {
+                res.insert(pid);
+            }
+        }
+        res.retain(|&pid| stat(pid).is_some_and(|s| s.state != 'Z'));
+        res.into_iter().collect()
+    }
+}

@@ -1,0 +1,197 @@
+//! The real binary's command line: help and version exit 0 on stdout; every invalid option value
+//! exits 2 with exactly one `forgemcp: error: …` line on stderr that names the option, and nothing
+//! on stdout (no MCP session starts).
+//!
+//! The detailed rules live in the unit tests of `src/config.rs` and `src/cli.rs`; these tests check
+//! the process boundary: exit status, which stream, and how many lines.
+
+#![expect(clippy::disallowed_methods, reason = "these tests start the real binary directly; they are not server code")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A temporary directory with `proj/` (the current directory of the server) and `tools/`.
+struct Scratch {
+    _dir: tempfile::TempDir,
+    base: PathBuf,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let base = std::fs::canonicalize(dir.path()).expect("canonical temporary directory");
+        std::fs::create_dir(base.join("proj")).expect("project directory");
+        Scratch { _dir: dir, base }
+    }
+
+    /// Creates an executable file at `rel` below the scratch directory.
+    fn tool(&self, rel: &str) -> PathBuf {
+        let path = self.base.join(rel);
+        std::fs::create_dir_all(path.parent().expect("tool has a parent")).expect("tool directory");
+        std::fs::write(&path, "#!/bin/sh\nexit 0\n").expect("tool file");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("tool mode");
+        }
+        path
+    }
+
+    /// Runs `forgemcp <args…>` in `proj/` with stdin closed, so a server that wrongly started would
+    /// see end of input and stop instead of hanging the test.
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_forgemcp"))
+            .args(args)
+            .arg("--no-admin")
+            .current_dir(self.base.join("proj"))
+            .stdin(Stdio::null())
+            .output()
+            .expect("the forgemcp binary runs")
+    }
+
+    fn run_plain(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_forgemcp"))
+            .args(args)
+            .current_dir(self.base.join("proj"))
+            .stdin(Stdio::null())
+            .output()
+            .expect("the forgemcp binary runs")
+    }
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().expect("test paths are UTF-8")
+}
+
+/// Asserts exit status 2, empty stdout, and exactly one stderr line starting with `prefix`; returns
+/// the line.
+#[track_caller]
+fn assert_config_error(output: &Output, prefix: &str) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "exit status for {prefix:?}; stderr: {stderr}");
+    assert!(output.stdout.is_empty(), "stdout must stay empty, got {:?}", String::from_utf8_lossy(&output.stdout));
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one stderr line expected, got {stderr:?}");
+    assert!(stderr.ends_with('\n'), "the line is terminated: {stderr:?}");
+    let line = lines[0];
+    assert!(line.starts_with(&format!("forgemcp: error: {prefix}")), "{line:?} should start with {prefix:?}");
+    line.to_owned()
+}
+
+#[test]
+fn help_exits_zero_on_stdout() {
+    let scratch = Scratch::new();
+    for flag in ["--help", "-h"] {
+        let output = scratch.run_plain(&[flag]);
+        assert_eq!(output.status.code(), Some(0), "{flag}");
+        assert!(output.stderr.is_empty(), "{flag}: {}", String::from_utf8_lossy(&output.stderr));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(stdout.contains("Usage: forgemcp [OPTIONS]"), "{stdout}");
+        for option in ["--workspace <DIR>", "--toolset <NAME> <TOOL=PATH>...", "--cmake-profile <NAME> [KEY=VALUE]..."]
+        {
+            assert!(stdout.contains(option), "{flag} lacks {option}: {stdout}");
+        }
+        assert!(!stdout.contains("--admin-hub"), "the hub flag is hidden: {stdout}");
+    }
+}
+
+#[test]
+fn version_exits_zero_on_stdout() {
+    let output = Scratch::new().run_plain(&["--version"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stderr.is_empty());
+    assert_eq!(String::from_utf8_lossy(&output.stdout), format!("forgemcp {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn bad_progress_interval_exits_2() {
+    let scratch = Scratch::new();
+    for value in ["-1", "nan", "inf", "abc"] {
+        let line = assert_config_error(&scratch.run(&["--progress-interval", value]), "--progress-interval");
+        assert!(line.contains(&format!("`{value}`")), "{line}");
+    }
+    assert_config_error(&scratch.run(&["--progress-interval=-1"]), "--progress-interval `-1`: must not be negative");
+}
+
+#[test]
+fn nonexistent_workspace_exits_2() {
+    let scratch = Scratch::new();
+    let output = scratch.run(&["--workspace", "no such dir"]);
+    assert_eq!(
+        assert_config_error(&output, "--workspace"),
+        "forgemcp: error: --workspace `no such dir`: no such directory"
+    );
+}
+
+#[test]
+fn storage_inside_project_exits_2() {
+    let scratch = Scratch::new();
+    let output = scratch.run(&["--workspace-storage", "store"]);
+    assert_config_error(&output, "--workspace-storage store: the storage root must not lie inside the project");
+}
+
+#[test]
+fn duplicate_toolset_name_exits_2() {
+    let scratch = Scratch::new();
+    let clang = scratch.tool("tools/clang");
+    let entry = format!("clang={}", s(&clang));
+    let output = scratch.run(&["--toolset", "LLVM 20", &entry, "--toolset", "LLVM 20", &entry]);
+    assert_eq!(
+        assert_config_error(&output, "--toolset"),
+        "forgemcp: error: --toolset `LLVM 20`: the name is already used by another --toolset"
+    );
+}
+
+#[test]
+fn unknown_tool_name_exits_2() {
+    let scratch = Scratch::new();
+    scratch.tool("tools/clang-tidy");
+    let output = scratch.run(&["--toolset", "llvm", "clang-tidy=../tools/clang-tidy"]);
+    assert_config_error(&output, "--toolset llvm: unknown tool `clang-tidy` (expected one of cmake, ctest");
+}
+
+#[test]
+fn missing_tool_path_exits_2() {
+    let scratch = Scratch::new();
+    let output = scratch.run(&["--toolset", "llvm", "clangd=../tools/clangd"]);
+    assert_eq!(
+        assert_config_error(&output, "--toolset"),
+        "forgemcp: error: --toolset llvm: `clangd` path ../tools/clangd does not exist"
+    );
+}
+
+#[test]
+fn bad_cmake_profile_exits_2() {
+    let scratch = Scratch::new();
+    let output = scratch.run(&["--cmake-profile", "debug", "generater=Ninja"]);
+    assert_config_error(&output, "--cmake-profile debug: unknown key `generater` (expected one of toolset,");
+    let output = scratch.run(&["--cmake-profile", "native", "configure-preset=a", "generator=Ninja"]);
+    assert_config_error(&output, "--cmake-profile native: a preset profile takes `generator`");
+    let output = scratch.run(&["--cmake-profile", "debug", "configuration"]);
+    assert_config_error(&output, "--cmake-profile debug: `configuration` is not KEY=VALUE");
+}
+
+#[test]
+fn bad_admin_ipc_exits_2() {
+    let scratch = Scratch::new();
+    assert_config_error(&scratch.run_plain(&["--open-admin", "--admin-ipc", "../x"]), "--admin-ipc `../x`");
+}
+
+#[test]
+fn usage_errors_exit_2_without_stdout() {
+    let scratch = Scratch::new();
+    for args in [
+        &["--toolset", "only-a-name"][..],
+        &["--admin-port", "0"],
+        &["--admin-port", "http"],
+        &["--workspaces", "x"],
+        &["--open-admin", "--workspace", "x"],
+        &["--cmake-profile"],
+    ] {
+        let output = scratch.run_plain(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+    }
+}

@@ -1,0 +1,107 @@
+//! The real binary over stdio: startup, one call, stdout purity, and robustness against malformed
+//! input. Raw JSON lines are used where rmcp's client would hide what is on the wire.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use crate::support::{TempWorkspace, TestClient, binary, call, structured};
+
+#[expect(clippy::disallowed_methods, reason = "tests start the real server binary")]
+fn server_command(ws: &TempWorkspace) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(binary());
+    cmd.arg("--workspace").arg(&ws.project).arg("--no-admin").env("FORGEMCP_LOG", "info");
+    cmd
+}
+
+#[tokio::test]
+async fn rmcp_client_talks_to_the_binary() {
+    let ws = TempWorkspace::new("//- src/main.cpp\n    int main() { return 0; }");
+    let cmd = server_command(&ws).configure(|_| {});
+    let (transport, _stderr) = TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn().expect("spawn server");
+    let client = TestClient::new().serve(transport).await.expect("initialize");
+    assert_eq!(client.peer_info().unwrap().server_info.as_ref().unwrap().name, "forgemcp");
+    let res = call(&client, "workspace_read_file", json!({ "path": "src/main.cpp" })).await;
+    assert_eq!(structured(&res)["path"], "project/src/main.cpp");
+    client.cancel().await.expect("clean shutdown");
+}
+
+/// Writes `lines` to a fresh server, closes stdin, and returns every stdout line parsed as JSON
+/// plus the stderr text.
+async fn exchange(ws: &TempWorkspace, lines: &[String]) -> (Vec<Value>, String) {
+    let mut child = server_command(ws)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn server");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}});
+    let mut input = format!("{init}\n{}\n", json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    for line in lines {
+        input.push_str(line);
+        input.push('\n');
+    }
+    stdin.write_all(input.as_bytes()).await.unwrap();
+    // Give the requests time to be answered before closing stdin ends the session.
+    let mut reader = BufReader::new(stdout).lines();
+    let mut out = Vec::new();
+    let expected_replies = 1 + lines.len();
+    let read = async {
+        while let Ok(Some(line)) = reader.next_line().await {
+            let value: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+            assert_eq!(value["jsonrpc"], "2.0", "{line}");
+            out.push(value);
+            if out.len() == expected_replies {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), read).await.expect("replies arrive");
+    drop(stdin);
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait()).await.expect("exits").unwrap();
+    assert!(status.success(), "exit status {status}");
+    let mut err = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut err).await.unwrap();
+    (out, err)
+}
+
+fn reply_for(replies: &[Value], id: Value) -> &Value {
+    replies.iter().find(|r| r["id"] == id).unwrap_or_else(|| panic!("no reply with id {id}: {replies:#?}"))
+}
+
+#[tokio::test]
+async fn every_request_with_an_id_gets_a_reply_and_the_session_survives_bad_input() {
+    let ws = TempWorkspace::new("//- a.txt\n    hello");
+    let lines = [
+        "this is not json".to_owned(),
+        json!({"jsonrpc":"2.0","id":1,"method":"no/such/method"}).to_string(),
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"workspace_read_file","arguments":{"path":42}}}).to_string(),
+        json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":5}).to_string(),
+        json!([{"jsonrpc":"2.0","id":4,"method":"ping"}]).to_string(),
+        json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope","arguments":{}}}).to_string(),
+        json!({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"workspace_read_file","arguments":{"path":"a.txt"}}}).to_string(),
+    ];
+    let (replies, stderr) = exchange(&ws, &lines).await;
+    assert_eq!(reply_for(&replies, json!(0))["result"]["serverInfo"]["name"], "forgemcp");
+    let nulls: Vec<&Value> = replies.iter().filter(|r| r["id"].is_null()).collect();
+    assert_eq!(nulls.len(), 2, "parse error and batch error: {nulls:#?}");
+    assert!(nulls.iter().any(|r| r["error"]["code"] == -32700));
+    assert!(nulls.iter().any(|r| r["error"]["code"] == -32600));
+    assert_eq!(reply_for(&replies, json!(1))["error"]["code"], -32601);
+    let bad_args = &reply_for(&replies, json!(2))["result"];
+    assert_eq!(bad_args["isError"], true);
+    assert!(bad_args["content"][0]["text"].as_str().unwrap().contains("`path`"));
+    assert_eq!(reply_for(&replies, json!(3))["error"]["code"], -32602);
+    assert_eq!(reply_for(&replies, json!(5))["error"]["code"], -32602);
+    assert_eq!(reply_for(&replies, json!(6))["result"]["structuredContent"]["text"], "hello\n");
+    assert!(stderr.contains("serving MCP on stdio"), "logs go to stderr: {stderr}");
+}
