@@ -781,7 +781,8 @@ fn cmake_profile(
                 }
                 list.push(value.to_owned());
             }
-            _ => unreachable!("PROFILE_KEYS lists every handled key"),
+            // Unknown keys were refused above, before the empty-value check; keep both lists in sync.
+            _ => return Err(ConfigError::UnknownProfileKey { profile: profile(), key: key.to_owned() }),
         }
     }
     let toolset = raw.toolset.take().unwrap_or_else(|| default_toolset.to_owned());
@@ -912,9 +913,9 @@ mod tests {
             self.root.join("proj")
         }
 
-        /// Creates an executable file below the fixture root.
+        /// Creates an executable file below the fixture root (with `.exe` appended on Windows).
         fn tool(&self, rel: &str) -> PathBuf {
-            let path = self.root.join(rel);
+            let path = self.root.join(exe(rel));
             fs::create_dir_all(path.parent().expect("tool has a parent")).expect("tool directory");
             fs::write(&path, "#!/bin/sh\n").expect("tool file");
             #[cfg(unix)]
@@ -958,6 +959,11 @@ mod tests {
                 Err(err) => err.to_string(),
             }
         }
+    }
+
+    /// A tool file name as the fixture creates it: `.exe` is appended on Windows (PATHEXT).
+    fn exe(rel: &str) -> String {
+        format!("{rel}{}", std::env::consts::EXE_SUFFIX)
     }
 
     fn s(path: &Path) -> &str {
@@ -1265,11 +1271,13 @@ mod tests {
         let fx = Fixture::new();
         let clang = fx.tool("tools/llvm 20/clang");
         let cmake = fx.tool("proj/bin/cmake");
-        let serve = fx.serve(&["--toolset", "LLVM 20", "clang=../tools/llvm 20/clang", "cmake=./bin/cmake"]);
+        let (clang_arg, cmake_arg) =
+            (format!("clang={}", exe("../tools/llvm 20/clang")), format!("cmake={}", exe("./bin/cmake")));
+        let serve = fx.serve(&["--toolset", "LLVM 20", &clang_arg, &cmake_arg]);
         let toolset = &serve.toolsets()[0];
         assert_eq!(toolset.name, "LLVM 20");
         let tools: Vec<_> = toolset.tools.iter().map(|tool| (tool.spec.name, tool.path.clone())).collect();
-        assert_eq!(tools, [("clang", fx.root.join("proj/../tools/llvm 20/clang")), ("cmake", cmake)]);
+        assert_eq!(tools, [("clang", fx.root.join(exe("proj/../tools/llvm 20/clang"))), ("cmake", cmake)]);
         assert!(tools[0].1.is_absolute());
         assert_eq!(fs::canonicalize(&tools[0].1).expect("tool exists"), clang);
     }
@@ -1318,8 +1326,8 @@ mod tests {
     fn duplicate_toolset_name() {
         let fx = Fixture::new();
         fx.tool("tools/clang");
-        let message =
-            fx.error(&["--toolset", "LLVM 20", "clang=../tools/clang", "--toolset", "LLVM 20", "clang=../tools/clang"]);
+        let clang = format!("clang={}", exe("../tools/clang"));
+        let message = fx.error(&["--toolset", "LLVM 20", &clang, "--toolset", "LLVM 20", &clang]);
         assert_eq!(message, "--toolset `LLVM 20`: the name is already used by another --toolset");
     }
 
@@ -1341,7 +1349,7 @@ mod tests {
             fx.error(&["--toolset", "System", "clang=../tools/clang"]),
             "--toolset System: the name is reserved for the System toolset"
         );
-        assert!(fx.build(&["--toolset", "SYSTEM", "clang=../tools/clang"]).is_ok());
+        assert!(fx.build(&["--toolset", "SYSTEM", &format!("clang={}", exe("../tools/clang"))]).is_ok());
     }
 
     #[test]
@@ -1365,7 +1373,7 @@ mod tests {
         let fx = Fixture::new();
         fx.tool("tools/clang");
         assert_eq!(
-            fx.error(&["--toolset", "llvm", "clang=../tools/clang", "clang=../tools/clang"]),
+            fx.error(&["--toolset", "llvm", &format!("clang={}", exe("../tools/clang")), "clang=../tools/clang"]),
             "--toolset llvm: tool `clang` is given more than once"
         );
     }

@@ -4,9 +4,9 @@
 
 pub mod app;
 pub mod call;
-pub mod process;
 pub mod cli;
 pub mod config;
+pub mod process;
 pub mod render;
 pub mod server;
 pub mod toolchain;

@@ -109,6 +109,7 @@ fn spawn(steps: &str, quiet: bool) {
     if quiet {
         command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
     }
+    #[expect(clippy::zombie_processes, reason = "the grandchild outlives this helper on purpose; tests kill it")]
     let child = command.spawn().expect("spawn a grandchild");
     write(&mut std::io::stdout().lock(), format!("child={}\n", child.id()).as_bytes());
     // The child handle is dropped without waiting: the grandchild lives on by design.

@@ -113,7 +113,10 @@ struct State {
 enum Spill {
     /// Nothing spilled yet; the file is created on first need.
     NotYet,
-    Active { file: Arc<File>, len: u64 },
+    Active {
+        file: Arc<File>,
+        len: u64,
+    },
     /// The file could not be created or written: keep everything in memory rather than lose text.
     Failed,
 }
@@ -354,7 +357,13 @@ fn deserialize(mut bytes: &[u8]) -> io::Result<Vec<Entry>> {
         }
         let (text, rest) = rest.split_at(len);
         let text = String::from_utf8(text.to_vec()).map_err(|_| corrupt())?;
-        res.push(Entry { elapsed: Duration::from_nanos(word(1)), stream, text, start_line: word(9), end_line: word(17) });
+        res.push(Entry {
+            elapsed: Duration::from_nanos(word(1)),
+            stream,
+            text,
+            start_line: word(9),
+            end_line: word(17),
+        });
         bytes = rest;
     }
     Ok(res)
@@ -539,7 +548,11 @@ mod tests {
         j.record(Stream::Stdout, b"\xAC 5");
         assert_eq!(
             texts(&j),
-            vec![(Stream::Stdout, "price ".into(), 1, 1), (Stream::Stderr, "x".into(), 1, 1), (Stream::Stdout, "€ 5".into(), 1, 1)]
+            vec![
+                (Stream::Stdout, "price ".into(), 1, 1),
+                (Stream::Stderr, "x".into(), 1, 1),
+                (Stream::Stdout, "€ 5".into(), 1, 1)
+            ]
         );
     }
 

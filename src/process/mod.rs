@@ -39,9 +39,9 @@ pub use spec::{CommandSpec, LineCallback, Stdin, Timeout};
 pub use tree::is_alive;
 
 use journal::Journal;
-use select::Source;
 use registry::{Record, Registry};
 use run::Supervisor;
+use select::Source;
 use tree::{Leaders, Tree};
 
 /// Errors of the process service.
@@ -354,8 +354,8 @@ impl ProcessService {
         let process = record.info();
         let reference = record.reference_time();
         let snapshot = record.journal.snapshot();
-        let selected = select::select(&snapshot, selection, reference)
-            .map_err(|source| Error::Transcript { id, source })?;
+        let selected =
+            select::select(&snapshot, selection, reference).map_err(|source| Error::Transcript { id, source })?;
         let transcript = selected
             .fragments
             .into_iter()

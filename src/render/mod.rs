@@ -6,3 +6,7 @@
 
 pub mod excerpt;
 pub mod markdown;
+pub mod process;
+pub mod search;
+pub mod tree;
+pub mod workspace;

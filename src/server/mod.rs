@@ -11,8 +11,10 @@
 mod history;
 mod instructions;
 mod mcp_call;
+pub mod process_tools;
 pub mod registry;
 pub mod resources;
+mod search_tools;
 pub mod stdio;
 pub mod uri_template;
 mod workspace_tools;
@@ -71,6 +73,7 @@ impl ForgeServer {
         let mut registry = Registry::default();
         let mut resources = Resources::default();
         workspace_tools::register(&mut registry, &mut resources, &services.workspace);
+        search_tools::register(&mut registry, &mut resources, &services.workspace);
         let shared = Shared {
             registry,
             resources,

@@ -39,6 +39,7 @@ pub struct FoundFiles {
 /// A compiled file-name pattern.
 #[derive(Debug, Clone)]
 pub struct FilePattern {
+    source: String,
     matcher: GlobMatcher,
     whole_path: bool,
 }
@@ -56,7 +57,16 @@ impl FilePattern {
             .empty_alternates(true)
             .build()
             .map_err(|err| Error::InvalidPattern { pattern: pattern.to_owned(), reason: err.kind().to_string() })?;
-        Ok(FilePattern { matcher: glob.compile_matcher(), whole_path: pattern.contains('/') })
+        Ok(FilePattern {
+            source: pattern.to_owned(),
+            matcher: glob.compile_matcher(),
+            whole_path: pattern.contains('/'),
+        })
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.source
     }
 
     /// Matches a file by its `/`-separated path relative to the search directory.
@@ -73,15 +83,14 @@ impl WorkspaceService {
     /// Finds regular files under `path` (or `path` itself when it is a file) matching `pattern`.
     ///
     /// Progress: the number of files visited, message `Files visited`; no total.
-    pub fn find_files(&self, path: &QualifiedPath, pattern: &str, call: &Call) -> Result<FoundFiles, Error> {
-        let matcher = FilePattern::new(pattern)?;
+    pub fn find_files(&self, path: &QualifiedPath, matcher: &FilePattern, call: &Call) -> Result<FoundFiles, Error> {
         if !path.is_managed() {
             return Err(Error::ExternalNotAllowed { path: path.clone() });
         }
         let _guard = self.read_lock();
         let resolved = self.resolve_existing(path, LinkPolicy::Refuse)?;
         let meta = std::fs::symlink_metadata(&resolved.abs).map_err(|e| Error::io(path, e))?;
-        let mut res = FoundFiles { pattern: pattern.to_owned(), path: path.clone(), files: Vec::new() };
+        let mut res = FoundFiles { pattern: matcher.as_str().to_owned(), path: path.clone(), files: Vec::new() };
         call.progress.report(0.0, None, "Files visited");
         if meta.is_file() {
             let parents_hidden = path.parent().is_some_and(|parent| parent.components().any(is_hidden_name));
@@ -98,7 +107,7 @@ impl WorkspaceService {
         if path.components().any(is_hidden_name) {
             return Ok(res);
         }
-        res.files = walk(path, &resolved.abs, &matcher, call)?;
+        res.files = walk(path, &resolved.abs, matcher, call)?;
         res.files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
         Ok(res)
     }
@@ -292,7 +301,8 @@ mod tests {
     }
 
     fn find(ws: &WorkspaceService, path: &str, pattern: &str) -> Vec<String> {
-        let found = ws.find_files(&QualifiedPath::parse(path).unwrap(), pattern, &Call::detached()).unwrap();
+        let pattern = FilePattern::new(pattern).unwrap();
+        let found = ws.find_files(&QualifiedPath::parse(path).unwrap(), &pattern, &Call::detached()).unwrap();
         found.files.iter().map(|f| f.path.to_string()).collect()
     }
 
@@ -323,7 +333,8 @@ mod tests {
         std::fs::write(ws.roots().project().join("a.txt"), "x").unwrap();
         let call = Call::detached();
         call.cancel.cancel();
-        let res = ws.find_files(&QualifiedPath::area_root(crate::workspace::path::Area::Project), "*", &call);
+        let pattern = FilePattern::new("*").unwrap();
+        let res = ws.find_files(&QualifiedPath::area_root(crate::workspace::path::Area::Project), &pattern, &call);
         assert!(matches!(res, Err(Error::Cancelled)));
     }
 }

@@ -12,8 +12,9 @@ pub mod info;
 pub mod path;
 pub mod read;
 pub mod results;
-pub mod tree;
 pub mod search;
+pub mod text_search;
+pub mod tree;
 
 use std::sync::Arc;
 
@@ -50,6 +51,12 @@ pub enum Error {
         path: QualifiedPath,
         #[source]
         source: std::io::Error,
+    },
+    #[error("cannot search `{path}`: {source}")]
+    Search {
+        path: QualifiedPath,
+        #[source]
+        source: search::SearchError,
     },
     #[error("the operation was cancelled")]
     Cancelled,

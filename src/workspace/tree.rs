@@ -251,7 +251,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ws = service(dir.path());
         std::fs::create_dir(ws.roots().project().join("empty")).unwrap();
-        let tree = ws.list(&QualifiedPath::parse("project/").unwrap(), ListOptions { depth: None, ..Default::default() }, &Call::detached()).unwrap();
+        let tree = ws
+            .list(
+                &QualifiedPath::parse("project/").unwrap(),
+                ListOptions { depth: None, ..Default::default() },
+                &Call::detached(),
+            )
+            .unwrap();
         assert_eq!(tree.entries[0].children, Some(Vec::new()));
     }
 

@@ -24,9 +24,9 @@ impl Scratch {
         Scratch { _dir: dir, base }
     }
 
-    /// Creates an executable file at `rel` below the scratch directory.
+    /// Creates an executable file at `rel` below the scratch directory (`.exe` added on Windows).
     fn tool(&self, rel: &str) -> PathBuf {
-        let path = self.base.join(rel);
+        let path = self.base.join(format!("{rel}{}", std::env::consts::EXE_SUFFIX));
         std::fs::create_dir_all(path.parent().expect("tool has a parent")).expect("tool directory");
         std::fs::write(&path, "#!/bin/sh\nexit 0\n").expect("tool file");
         #[cfg(unix)]

@@ -6,6 +6,10 @@ mod support;
 /// invalid option value.
 mod cli;
 
+/// The process service with the `forgemcp-test-helper` fake tool (feature `test-tools`).
+mod process;
+/// Text search through the MCP surface: rules, counts, skipped files, progress throttling.
+mod search;
 /// The MCP surface itself: initialize, capabilities, registry rules, protocol robustness, progress,
 /// elicitation, the history hook.
 mod server;

@@ -30,8 +30,8 @@ async fn rmcp_client_talks_to_the_binary() {
     client.cancel().await.expect("clean shutdown");
 }
 
-/// Writes `lines` to a fresh server, closes stdin, and returns every stdout line parsed as JSON
-/// plus the stderr text.
+/// Writes `lines` (each a request or a malformed line expecting one reply) to a fresh server,
+/// waits for the replies, closes stdin, and returns every stdout line parsed as JSON plus stderr.
 async fn exchange(ws: &TempWorkspace, lines: &[String]) -> (Vec<Value>, String) {
     let mut child = server_command(ws)
         .stdin(Stdio::piped())
@@ -57,10 +57,11 @@ async fn exchange(ws: &TempWorkspace, lines: &[String]) -> (Vec<Value>, String) 
     let expected_replies = 1 + lines.len();
     let read = async {
         while let Ok(Some(line)) = reader.next_line().await {
-            let value: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+            let value: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
             assert_eq!(value["jsonrpc"], "2.0", "{line}");
             out.push(value);
-            if out.len() == expected_replies {
+            if out.iter().filter(|v| v.get("method").is_none()).count() == expected_replies {
                 break;
             }
         }
@@ -104,4 +105,19 @@ async fn every_request_with_an_id_gets_a_reply_and_the_session_survives_bad_inpu
     assert_eq!(reply_for(&replies, json!(5))["error"]["code"], -32602);
     assert_eq!(reply_for(&replies, json!(6))["result"]["structuredContent"]["text"], "hello\n");
     assert!(stderr.contains("serving MCP on stdio"), "logs go to stderr: {stderr}");
+}
+
+#[tokio::test]
+async fn progress_is_sent_only_with_a_progress_token() {
+    let ws = TempWorkspace::new("//- a.txt\n    needle");
+    let search = |id: u64, meta: Value| {
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{
+            "name":"workspace_text_search","arguments":{"query":"needle"},"_meta":meta}})
+        .to_string()
+    };
+    let (lines, _) = exchange(&ws, &[search(1, json!({})), search(2, json!({"progressToken":"tok"}))]).await;
+    let progress: Vec<&Value> = lines.iter().filter(|l| l["method"] == "notifications/progress").collect();
+    assert!(!progress.is_empty(), "a call with a token gets progress");
+    assert!(progress.iter().all(|p| p["params"]["progressToken"] == "tok"), "{progress:#?}");
+    assert_eq!(reply_for(&lines, json!(1))["result"]["structuredContent"]["matches_count"], 1);
 }

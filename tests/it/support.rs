@@ -178,3 +178,62 @@ pub fn tool_error(result: &CallToolResult) -> &str {
 pub fn binary() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_forgemcp"))
 }
+
+/// Reads a resource; protocol errors come back as their JSON-RPC error.
+pub async fn read_resource(
+    client: &RunningService<RoleClient, TestClient>,
+    uri: &str,
+) -> Result<Vec<rmcp::model::ResourceContents>, ErrorData> {
+    match client.read_resource(rmcp::model::ReadResourceRequestParams::new(uri)).await {
+        Ok(result) => Ok(result.contents),
+        Err(rmcp::ServiceError::McpError(data)) => Err(data),
+        Err(other) => panic!("reading {uri} failed outside JSON-RPC: {other}"),
+    }
+}
+
+/// Reads a resource that must be one text item with `mime_type`, and returns the text.
+pub async fn resource_text(client: &RunningService<RoleClient, TestClient>, uri: &str, mime_type: &str) -> String {
+    let contents = read_resource(client, uri).await.unwrap_or_else(|e| panic!("reading {uri}: {e:?}"));
+    assert_eq!(contents.len(), 1, "one content item for {uri}");
+    match &contents[0] {
+        rmcp::model::ResourceContents::TextResourceContents { uri: got, mime_type: mime, text, .. } => {
+            assert_eq!(got, uri);
+            assert_eq!(mime.as_deref(), Some(mime_type), "{uri}");
+            text.clone()
+        }
+        other => panic!("expected text contents for {uri}, got {other:?}"),
+    }
+}
+
+/// Reads a resource that must fail and returns `(code, message)`.
+pub async fn resource_error(client: &RunningService<RoleClient, TestClient>, uri: &str) -> (i32, String) {
+    match read_resource(client, uri).await {
+        Ok(contents) => panic!("expected {uri} to fail, got {contents:?}"),
+        Err(data) => (data.code.0, data.message.to_string()),
+    }
+}
+
+/// Completes `argument` of the resource template `template`, with other arguments in `context`.
+pub async fn complete(
+    client: &RunningService<RoleClient, TestClient>,
+    template: &str,
+    argument: &str,
+    value: &str,
+    context: &[(&str, &str)],
+) -> Vec<String> {
+    let context = (!context.is_empty()).then(|| {
+        rmcp::model::CompletionContext::with_arguments(
+            context.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        )
+    });
+    client
+        .complete_resource_argument(template, argument, value, context)
+        .await
+        .unwrap_or_else(|e| panic!("completing {argument} of {template}: {e}"))
+        .values
+}
+
+/// The progress notifications a client has received so far, as `(progress, total, message)`.
+pub fn progress_log(client: &TestClient) -> Vec<(f64, Option<f64>, Option<String>)> {
+    client.progress.lock().iter().map(|p| (p.progress, p.total, p.message.clone())).collect()
+}

@@ -251,16 +251,26 @@ fn lines_selector_decides_the_direction_over_time() {
 
 #[test]
 fn time_selector_decides_the_direction_without_lines() {
-    check(&numbered(3), sel(None, Some(TimeSelector::Last(10.0)), 8), 300, expect![[r#"
+    check(
+        &numbered(3),
+        sel(None, Some(TimeSelector::Last(10.0)), 8),
+        300,
+        expect![[r#"
         lines 2-3
         stdout 2-2 "\n"
         stdout 3-3 "line 3\n"
-    "#]]);
-    check(&numbered(3), sel(None, Some(TimeSelector::First(10.0)), 8), 300, expect![[r#"
+    "#]],
+    );
+    check(
+        &numbered(3),
+        sel(None, Some(TimeSelector::First(10.0)), 8),
+        300,
+        expect![[r#"
         lines 1-2
         stdout 1-1 "line 1\n"
         stdout 2-2 "l"
-    "#]]);
+    "#]],
+    );
 }
 
 #[test]
@@ -270,11 +280,10 @@ fn partial_lines_are_allowed_but_characters_are_never_split() {
     for (budget, head, tail) in
         [(1, "a", "\n"), (2, "a", "b\n"), (3, "aé", "b\n"), (4, "aé", "b\n"), (5, "aé", "€b\n"), (6, "aé€", "€b\n")]
     {
-        let first = select(entries.as_slice(), &sel(Some(LineSelector::First(1)), None, budget), Duration::ZERO)
-            .unwrap();
+        let first =
+            select(entries.as_slice(), &sel(Some(LineSelector::First(1)), None, budget), Duration::ZERO).unwrap();
         assert_eq!(first.fragments[0].text, head, "head with budget {budget}");
-        let last =
-            select(entries.as_slice(), &sel(Some(LineSelector::Last(1)), None, budget), Duration::ZERO).unwrap();
+        let last = select(entries.as_slice(), &sel(Some(LineSelector::Last(1)), None, budget), Duration::ZERO).unwrap();
         assert_eq!(last.fragments[0].text, tail, "tail with budget {budget}");
     }
 }
@@ -318,13 +327,18 @@ fn streams_share_line_numbers_and_entries_can_overlap_a_line() {
         (2, Stream::Stdin, "in\n"),
         (3, Stream::Stdout, "more"),
     ]);
-    check(&entries, Selection::default(), 3, expect![[r#"
+    check(
+        &entries,
+        Selection::default(),
+        3,
+        expect![[r#"
         lines 1-3
         stdout 1-1 "out "
         stderr 1-1 "err\n"
         stdin 2-2 "in\n"
         stdout 3-3 "more"
-    "#]]);
+    "#]],
+    );
 }
 
 #[test]
@@ -336,27 +350,43 @@ fn first_and_last_count_distinct_lines_not_entries() {
         (2, Stream::Stdout, "c\nd\n"),
         (3, Stream::Stdout, "e\n"),
     ]);
-    check(&entries, sel(Some(LineSelector::First(2)), None, 1000), 3, expect![[r#"
+    check(
+        &entries,
+        sel(Some(LineSelector::First(2)), None, 1000),
+        3,
+        expect![[r#"
         lines 1-2
         stdout 1-1 "a"
         stderr 1-1 "b"
         stdout 1-2 "c\nd\n"
-    "#]]);
-    check(&entries, sel(Some(LineSelector::Last(2)), None, 1000), 3, expect![[r#"
+    "#]],
+    );
+    check(
+        &entries,
+        sel(Some(LineSelector::Last(2)), None, 1000),
+        3,
+        expect![[r#"
         lines 2-3
         stdout 2-2 "d\n"
         stdout 3-3 "e\n"
-    "#]]);
+    "#]],
+    );
 }
 
 #[test]
 fn cutting_to_lines_keeps_lone_cr_and_split_crlf() {
-    let entries = transcript(&[(0, Stream::Stdout, "1%\r2%\r\n"), (1, Stream::Stdout, "x\r"), (2, Stream::Stdout, "\ny\n")]);
-    check(&entries, sel(Some(LineSelector::Range { start: 2, end: 2 }), None, 1000), 3, expect![[r#"
+    let entries =
+        transcript(&[(0, Stream::Stdout, "1%\r2%\r\n"), (1, Stream::Stdout, "x\r"), (2, Stream::Stdout, "\ny\n")]);
+    check(
+        &entries,
+        sel(Some(LineSelector::Range { start: 2, end: 2 }), None, 1000),
+        3,
+        expect![[r#"
         lines 2-2
         stdout 2-2 "x\r"
         stdout 2-2 "\n"
-    "#]]);
+    "#]],
+    );
 }
 
 #[test]

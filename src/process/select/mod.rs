@@ -122,6 +122,9 @@ pub struct EntryMeta {
 /// Ordered entries: `elapsed`, `start_line` and `end_line` never decrease from one entry to the next.
 pub trait Source {
     fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     fn meta(&self, idx: usize) -> io::Result<EntryMeta>;
     fn entry(&self, idx: usize) -> io::Result<Entry>;
 
@@ -175,7 +178,7 @@ pub struct Selected {
 /// Applies `selection` to `source`. `reference` is "now" for a running process and the completion
 /// time after exit, both as elapsed time since the start; `last` time windows end there.
 pub fn select<S: Source + ?Sized>(source: &S, selection: &Selection, reference: Duration) -> io::Result<Selected> {
-    if selection.max_bytes == 0 || source.len() == 0 {
+    if selection.max_bytes == 0 || source.is_empty() {
         return Ok(Selected::default());
     }
     let Some((lo, hi)) = time_range(source, selection.time, reference)? else { return Ok(Selected::default()) };

@@ -1,57 +1,42 @@
-//! Workspace tools and resources: argument and result types (the wire shapes) and their
-//! registration.
-//!
-//! Architecture invariant: tool bodies parse arguments into qualified paths, run the synchronous
-//! service operation on a blocking thread, and render text with `render`; no file logic lives here.
+//! `workspace_read_file` and the text and raw mirrors `forgemcp://workspace/file{/path*}` and
+//! `forgemcp://workspace/raw{/path*}`.
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use base64::Engine;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use rmcp::model::ResourceContents;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::{ResourceLinks, blocking, blocking_read, path_argument, path_completer, read_error};
 use crate::call::{Call, Question};
 use crate::render;
-use crate::server::registry::{Annotations, Registry, ToolError, ToolOutput, ToolSpec, error_chain};
-use crate::server::resources::{Completer, ReadError, ReadResult, ResourceSpec, Resources};
+use crate::server::registry::{Annotations, Registry, ToolError, ToolOutput, ToolSpec};
+use crate::server::resources::{ReadError, ResourceSpec, Resources};
 use crate::server::uri_template::Variables;
 use crate::widgets::{Icon, Widget};
-use crate::workspace::path::{Area, LinkPolicy, QualifiedPath};
-use crate::workspace::results::{DocumentKind, DocumentLink, ResultStore};
-use crate::workspace::{Error, WorkspaceService};
+use crate::workspace::WorkspaceService;
+use crate::workspace::path::{Area, QualifiedPath};
 
-/// A link to an immutable result resource, keyed by provider name in `resources`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ResourceLink {
-    pub uri: String,
-    pub mime_type: String,
-}
+/// Everything but RFC 3986 unreserved characters is percent-encoded inside a path segment.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
-/// Provider name → link; `{}` when nothing was contributed.
-pub type ResourceLinks = BTreeMap<String, ResourceLink>;
-
-pub fn links(stored: BTreeMap<String, DocumentLink>) -> ResourceLinks {
-    stored.into_iter().map(|(name, l)| (name, ResourceLink { uri: l.uri, mime_type: l.mime_type.to_owned() })).collect()
-}
-
-/// Runs a synchronous workspace operation on a blocking thread.
-pub async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, Error> + Send + 'static,
-) -> Result<T, ToolError> {
-    match tokio::task::spawn_blocking(work).await {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(err)) => Err(ToolError::user(&err)),
-        Err(join) => Err(ToolError::User(format!("The workspace operation failed: {join}."))),
+/// The text-mirror URI of a managed file: `forgemcp://workspace/file/project/src/my%20file.cpp`.
+pub fn file_mirror_uri(path: &QualifiedPath) -> String {
+    let mut res = format!("forgemcp://workspace/file/{}/", path.area().prefix());
+    for (idx, name) in path.components().enumerate() {
+        if idx > 0 {
+            res.push('/');
+        }
+        res.extend(utf8_percent_encode(name, SEGMENT));
     }
+    res
 }
 
-/// Names the argument in a path error.
-pub fn path_argument(workspace: &WorkspaceService, argument: &str, input: &str) -> Result<QualifiedPath, ToolError> {
-    workspace
-        .parse(input)
-        .map_err(|err| ToolError::User(format!("Invalid argument `{argument}`: {}", error_chain(&err))))
+pub fn register(registry: &mut Registry, resources: &mut Resources, workspace: &Arc<WorkspaceService>) {
+    register_read_file(registry, workspace);
+    register_mirrors(resources, workspace);
 }
 
 fn default_start_line() -> u64 {
@@ -84,12 +69,6 @@ pub struct WorkspaceReadFileResult {
     pub start_line: u64,
     /// Result resources contributed by providers, by provider name.
     pub resources: ResourceLinks,
-}
-
-pub fn register(registry: &mut Registry, resources: &mut Resources, workspace: &Arc<WorkspaceService>) {
-    register_read_file(registry, workspace);
-    register_mirrors(resources, workspace);
-    register_results(resources, workspace.results());
 }
 
 fn register_read_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>) {
@@ -163,20 +142,6 @@ async fn confirm_external_read(call: &Call, path: &QualifiedPath) -> Result<(), 
     }
 }
 
-/// Maps a workspace error to a resource read error: missing things are "not found", bad input is
-/// "invalid parameters".
-pub fn read_error(err: Error) -> ReadError {
-    let message = error_chain(&err);
-    match err {
-        Error::InvalidPath { .. } => ReadError::InvalidParams(message),
-        Error::ExternalNotAllowed { .. } | Error::Resolve(crate::workspace::path::ResolveError::NotFound { .. }) => {
-            ReadError::NotFound(message)
-        }
-        Error::Resolve(crate::workspace::path::ResolveError::External { .. }) => ReadError::NotFound(message),
-        _ => ReadError::InvalidParams(message),
-    }
-}
-
 /// Parses the `path` variable of a mirror URI; `root/…` is "not found" there.
 fn mirror_path(workspace: &WorkspaceService, vars: &Variables) -> Result<QualifiedPath, ReadError> {
     let raw = vars.get("path").unwrap_or_default();
@@ -185,12 +150,6 @@ fn mirror_path(workspace: &WorkspaceService, vars: &Variables) -> Result<Qualifi
         return Err(ReadError::NotFound(format!("no workspace file `{raw}`; use project/… or storage/…")));
     }
     workspace.parse(raw).map_err(read_error)
-}
-
-async fn blocking_read<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, ReadError> + Send + 'static,
-) -> Result<T, ReadError> {
-    tokio::task::spawn_blocking(work).await.unwrap_or_else(|join| Err(ReadError::InvalidParams(join.to_string())))
 }
 
 fn register_mirrors(resources: &mut Resources, workspace: &Arc<WorkspaceService>) {
@@ -237,91 +196,15 @@ fn register_mirrors(resources: &mut Resources, workspace: &Arc<WorkspaceService>
     );
 }
 
-fn register_results(resources: &mut Resources, store: &Arc<ResultStore>) {
-    for kind in [DocumentKind::Json, DocumentKind::Markdown] {
-        let (uri, name, title) = match kind {
-            DocumentKind::Json => (
-                "forgemcp://workspace/results/{result_id}/{name}.json",
-                "workspace-result-json",
-                "Result document (JSON)",
-            ),
-            DocumentKind::Markdown => (
-                "forgemcp://workspace/results/{result_id}/{name}.md",
-                "workspace-result-markdown",
-                "Result document (Markdown)",
-            ),
-        };
-        let reader_store = store.clone();
-        let completer_store = store.clone();
-        let completer: Completer =
-            Arc::new(move |argument: &str, _value: &str, context: &HashMap<String, String>| match argument {
-                "result_id" => completer_store.ids().into_iter().rev().collect(),
-                "name" => context.get("result_id").map(|id| completer_store.names(id, kind)).unwrap_or_default(),
-                _ => Vec::new(),
-            });
-        resources.add_template(
-            ResourceSpec {
-                uri,
-                name,
-                title,
-                description: "An immutable document a provider attached to one tool result; kept in memory until the server stops.",
-                mime_type: kind.mime_type(),
-                icon: Icon::Workspace,
-            },
-            move |uri: String, vars: Variables, _call: Call| {
-                let store = reader_store.clone();
-                async move { read_result(&store, kind, &uri, &vars) }
-            },
-            Some(completer),
-        );
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn read_result(store: &ResultStore, kind: DocumentKind, uri: &str, vars: &Variables) -> ReadResult {
-    let id = vars.get("result_id").unwrap_or_default();
-    let name = vars.get("name").unwrap_or_default();
-    let doc = store
-        .get(id, name, kind)
-        .ok_or_else(|| ReadError::NotFound(format!("result `{id}/{name}` is not retained")))?;
-    Ok(vec![ResourceContents::text(doc.body.to_string(), uri).with_mime_type(kind.mime_type())])
-}
-
-/// Completes qualified paths: the two roots first, then the children of the typed parent
-/// directory (directories with a trailing `/`; files only when `files` is set; links skipped).
-pub fn path_completer(workspace: &Arc<WorkspaceService>, files: bool) -> Completer {
-    let ws = workspace.clone();
-    Arc::new(move |argument: &str, value: &str, _context: &HashMap<String, String>| {
-        if argument != "path" {
-            return Vec::new();
-        }
-        complete_path(&ws, value, files)
-    })
-}
-
-fn complete_path(workspace: &WorkspaceService, value: &str, files: bool) -> Vec<String> {
-    let Some((parent, _)) = value.rsplit_once('/') else {
-        return vec!["project/".to_owned(), "storage/".to_owned()];
-    };
-    let Ok(dir) = QualifiedPath::parse(&format!("{parent}/")) else { return Vec::new() };
-    if !dir.is_managed() {
-        return Vec::new();
+    #[test]
+    fn mirror_uris_encode_segments() {
+        let uri = |s: &str| file_mirror_uri(&QualifiedPath::parse(s).unwrap());
+        assert_eq!(uri("project/src/main.cpp"), "forgemcp://workspace/file/project/src/main.cpp");
+        assert_eq!(uri("storage/a b/c+d#e?.h"), "forgemcp://workspace/file/storage/a%20b/c%2Bd%23e%3F.h");
+        assert_eq!(uri("project/é)"), "forgemcp://workspace/file/project/%C3%A9%29");
     }
-    let Ok(resolved) = workspace.roots().resolve_existing(&dir, LinkPolicy::Refuse) else { return Vec::new() };
-    let Ok(entries) = std::fs::read_dir(&resolved.abs) else { return Vec::new() };
-    let mut res = Vec::new();
-    for entry in entries.flatten() {
-        let Ok(meta) = entry.path().symlink_metadata() else { continue };
-        if crate::workspace::path::is_link(&meta) {
-            continue;
-        }
-        let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
-        let Some(child) = dir.join_name(&name) else { continue };
-        if meta.is_dir() {
-            res.push(format!("{child}/"));
-        } else if files && meta.is_file() {
-            res.push(child.to_string());
-        }
-    }
-    res.sort();
-    res
 }

@@ -1,0 +1,285 @@
+//! `workspace_text_search` and the `forgemcp://workspace/search{…}` resource: arguments, result
+//! shape, the skipped-files result document, and completions.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use rmcp::model::ResourceContents;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::call::Call;
+use crate::render;
+use crate::server::registry::{Annotations, Registry, ToolError, ToolOutput, ToolSpec};
+use crate::server::resources::{Completer, ReadError, ResourceSpec, Resources};
+use crate::server::uri_template::Variables;
+use crate::server::workspace_tools::{ResourceLinks, links, path_argument, path_completer, read_error};
+use crate::widgets::{Icon, Widget};
+use crate::workspace::path::{LinkPolicy, QualifiedPath};
+use crate::workspace::results::Document;
+use crate::workspace::search::SearchOptions;
+use crate::workspace::text_search::TextSearch;
+use crate::workspace::{Error, WorkspaceService};
+
+fn default_path() -> String {
+    "project/".to_owned()
+}
+fn default_true() -> bool {
+    true
+}
+fn default_max_matches() -> u64 {
+    100
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceTextSearchArgs {
+    /// Text to find; a regular expression (Rust `regex` syntax) when `regex` is true.
+    pub query: String,
+    /// File or directory to search.
+    #[serde(default = "default_path")]
+    pub path: String,
+    /// Treat `query` as a regular expression instead of literal text.
+    #[serde(default)]
+    pub regex: bool,
+    /// File extensions to search (with or without the dot, case-insensitive); null = every file,
+    /// `[""]` = files without an extension.
+    #[serde(default)]
+    pub extensions: Option<Vec<String>>,
+    /// Match case exactly.
+    #[serde(default = "default_true")]
+    pub case_sensitive: bool,
+    /// Most matching lines to return; counting continues over the whole tree.
+    #[serde(default = "default_max_matches")]
+    #[schemars(range(min = 1))]
+    pub max_matches: u64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchMatchOut {
+    /// The file.
+    pub path: String,
+    /// 1-based line number.
+    pub line: u64,
+    /// The line without its terminator.
+    pub text: String,
+    /// Every match on the line as `[start, end)` in zero-based Unicode code points.
+    pub spans: Vec<[usize; 2]>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WorkspaceTextSearchResult {
+    /// At most `max_matches` matching lines, sorted by path and line.
+    pub matches: Vec<SearchMatchOut>,
+    /// Exact number of matching lines in the whole scan.
+    pub matches_count: u64,
+    /// True when more lines matched than were returned.
+    pub matches_truncated: bool,
+    /// Files skipped as binary or not UTF-8.
+    pub skipped_files_count: u64,
+    /// `skipped_files` links the complete list of skipped files when there are any.
+    pub resources: ResourceLinks,
+}
+
+struct Request {
+    path: QualifiedPath,
+    options: SearchOptions,
+}
+
+fn validate(ws: &WorkspaceService, args: WorkspaceTextSearchArgs) -> Result<Request, ToolError> {
+    if args.query.is_empty() {
+        return Err(ToolError::User("Invalid argument `query`: it must not be empty.".into()));
+    }
+    if args.max_matches < 1 {
+        return Err(ToolError::User("Invalid argument `max_matches`: it must be at least 1.".into()));
+    }
+    let path = path_argument(ws, "path", &args.path)?;
+    if !path.is_managed() {
+        return Err(ToolError::User(format!(
+            "Invalid argument `path`: `{path}` is outside the workspace; only project/ and storage/ can be searched."
+        )));
+    }
+    let options = SearchOptions {
+        query: args.query,
+        regex: args.regex,
+        case_sensitive: args.case_sensitive,
+        extensions: args.extensions,
+        max_matches: usize::try_from(args.max_matches).unwrap_or(usize::MAX),
+    };
+    Ok(Request { path, options })
+}
+
+/// Runs the search and stores the skipped-files document when there is one.
+async fn run(
+    ws: Arc<WorkspaceService>,
+    request: Request,
+    call: Call,
+) -> Result<(TextSearch, SearchOptions, ResourceLinks), Error> {
+    let Request { path, options } = request;
+    let joined = tokio::task::spawn_blocking(move || {
+        let result = ws.search_text(&path, &options, &call)?;
+        let mut documents = Vec::new();
+        if !result.skipped_files.is_empty() {
+            let list: Vec<String> = result.skipped_files.iter().map(ToString::to_string).collect();
+            documents.push(Document::json("skipped_files", &json!({ "skipped_files": list })));
+        }
+        let resources = links(ws.results().store(documents));
+        Ok((result, options, resources))
+    })
+    .await;
+    joined.unwrap_or_else(|join| {
+        Err(Error::Io {
+            path: QualifiedPath::area_root(crate::workspace::path::Area::Project),
+            source: std::io::Error::other(join.to_string()),
+        })
+    })
+}
+
+fn to_result(result: &TextSearch, resources: ResourceLinks) -> WorkspaceTextSearchResult {
+    WorkspaceTextSearchResult {
+        matches: result
+            .matches
+            .iter()
+            .map(|m| SearchMatchOut {
+                path: m.path.to_string(),
+                line: m.line,
+                text: m.text.clone(),
+                spans: m.spans.clone(),
+            })
+            .collect(),
+        matches_count: result.matches_count,
+        matches_truncated: result.truncated(),
+        skipped_files_count: result.skipped_files.len() as u64,
+        resources,
+    }
+}
+
+pub fn register(registry: &mut Registry, resources: &mut Resources, workspace: &Arc<WorkspaceService>) {
+    let ws = workspace.clone();
+    registry.add(
+        ToolSpec {
+            name: "workspace_text_search",
+            title: "Search text",
+            description: "Find lines matching literal text or a regular expression in a file or directory tree. Skips \
+                          dot-directories, binary and non-UTF-8 files, and never follows links. Returns at most \
+                          `max_matches` lines but counts every matching line.",
+            annotations: Annotations::FsRead,
+            widget: Widget::WorkspaceSearch,
+            icon: Icon::WorkspaceSearch,
+        },
+        move |args: WorkspaceTextSearchArgs, call: Call| {
+            let ws = ws.clone();
+            async move {
+                let request = validate(&ws, args)?;
+                let (result, options, resources) = run(ws, request, call).await.map_err(|e| ToolError::user(&e))?;
+                let text = render::search::text(&result, &options);
+                Ok(ToolOutput::new(text, to_result(&result, resources)))
+            }
+        },
+    );
+    let ws = workspace.clone();
+    resources.add_template(
+        ResourceSpec {
+            uri: "forgemcp://workspace/search{?query,path,regex,extensions,case_sensitive,max_matches}",
+            name: "workspace-search",
+            title: "Workspace text search",
+            description: "Search results as Markdown, e.g. forgemcp://workspace/search?path=project/&query=TODO&extensions=cpp,hpp. \
+                          Percent-encode values (%20 for a space; + is a literal plus); extensions are comma-separated and \
+                          an empty value means files without an extension.",
+            mime_type: "text/markdown",
+            icon: Icon::WorkspaceSearch,
+        },
+        move |uri: String, vars: Variables, call: Call| {
+            let ws = ws.clone();
+            async move {
+                let args = search_args(&vars)?;
+                let request = validate(&ws, args).map_err(|e| match e {
+                    ToolError::User(message) => ReadError::InvalidParams(message),
+                    other => ReadError::InvalidParams(format!("{other:?}")),
+                })?;
+                let (result, _options, resources) = run(ws, request, call).await.map_err(read_error)?;
+                let skipped = resources.get("skipped_files").map(|l| l.uri.as_str());
+                let text = render::search::markdown(&result, skipped);
+                Ok(vec![ResourceContents::text(text, uri).with_mime_type("text/markdown")])
+            }
+        },
+        Some(search_completer(workspace)),
+    );
+}
+
+fn parse_bool(vars: &Variables, name: &str, default: bool) -> Result<bool, ReadError> {
+    match vars.get(name) {
+        None => Ok(default),
+        Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(other) => {
+            Err(ReadError::InvalidParams(format!("parameter `{name}` must be `true` or `false`, not `{other}`")))
+        }
+    }
+}
+
+fn search_args(vars: &Variables) -> Result<WorkspaceTextSearchArgs, ReadError> {
+    let query = vars.get("query").ok_or_else(|| ReadError::InvalidParams("parameter `query` is required".into()))?;
+    let max_matches = match vars.get("max_matches") {
+        None => default_max_matches(),
+        Some(raw) => raw.parse::<u64>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+            ReadError::InvalidParams(format!("parameter `max_matches` must be a positive integer, not `{raw}`"))
+        })?,
+    };
+    Ok(WorkspaceTextSearchArgs {
+        query: query.to_owned(),
+        path: vars.get("path").map_or_else(default_path, str::to_owned),
+        regex: parse_bool(vars, "regex", false)?,
+        extensions: vars.get("extensions").map(|raw| raw.split(',').map(str::to_owned).collect()),
+        case_sensitive: parse_bool(vars, "case_sensitive", true)?,
+        max_matches,
+    })
+}
+
+fn search_completer(workspace: &Arc<WorkspaceService>) -> Completer {
+    let ws = workspace.clone();
+    let paths = path_completer(workspace, false);
+    Arc::new(move |argument: &str, value: &str, context: &HashMap<String, String>| match argument {
+        "path" => paths(argument, value, context),
+        "regex" | "case_sensitive" => vec!["false".to_owned(), "true".to_owned()],
+        "extensions" => complete_extensions(&ws, value, context.get("path").map_or("project/", String::as_str)),
+        _ => Vec::new(),
+    })
+}
+
+/// At most this many files are inspected to suggest extensions.
+const EXTENSION_SCAN_LIMIT: usize = 20_000;
+
+/// Completes the segment after the last comma with extensions present under `path`, keeping the
+/// earlier segments.
+fn complete_extensions(ws: &WorkspaceService, value: &str, path: &str) -> Vec<String> {
+    let (done, _) = value.rsplit_once(',').map_or(("", value), |(done, last)| (done, last));
+    let prefix = if done.is_empty() { String::new() } else { format!("{done},") };
+    let Ok(start) = QualifiedPath::parse(path) else { return Vec::new() };
+    if !start.is_managed() {
+        return Vec::new();
+    }
+    let Ok(resolved) = ws.roots().resolve_existing(&start, LinkPolicy::Refuse) else { return Vec::new() };
+    let mut found = BTreeSet::new();
+    let walker = ignore::WalkBuilder::new(&resolved.abs)
+        .standard_filters(false)
+        .follow_links(false)
+        .filter_entry(|entry| {
+            entry.depth() == 0
+                || !entry.file_name().to_string_lossy().starts_with('.')
+                || !entry.file_type().is_some_and(|t| t.is_dir())
+        })
+        .build();
+    for entry in walker.flatten().filter(|e| e.file_type().is_some_and(|t| t.is_file())).take(EXTENSION_SCAN_LIMIT) {
+        let name = entry.file_name().to_string_lossy();
+        if let Some((stem, ext)) = name.rsplit_once('.')
+            && !stem.is_empty()
+            && !ext.is_empty()
+        {
+            found.insert(ext.to_ascii_lowercase());
+        }
+    }
+    let already: BTreeSet<&str> = done.split(',').collect();
+    found.into_iter().filter(|ext| !already.contains(ext.as_str())).map(|ext| format!("{prefix}{ext}")).collect()
+}
