@@ -4,9 +4,10 @@
 //! checked here, once, before anything starts, and a bad value becomes one [`ConfigError`] that
 //! `main` prints as a single stderr line before exiting with status 2 (INTERFACE.md §21).
 //!
-//! Architecture invariant: this is the only module that reads the server's current directory (and,
-//! on Windows, `PATHEXT`). Everything below `from_args` receives the directory as a parameter, so the
-//! rules are unit-tested without touching process state.
+//! Architecture invariant: this is the only module that reads the server's current directory and
+//! environment variables (`PATH`, `PATHEXT` and `ProgramFiles(x86)` for toolchain discovery).
+//! Everything below `from_args` receives them as parameters, so the rules are unit-tested without
+//! touching process state.
 //! Architecture invariant: a `Config` is never partially valid. There are no fallbacks: an invalid
 //! explicit value is an error, never replaced by a default or a discovered tool.
 //!
@@ -124,6 +125,31 @@ pub struct ServeConfig {
     toolsets: Vec<UserToolsetSpec>,
     cmake_toolset: String,
     cmake_profiles: Vec<CmakeProfileSpec>,
+    // Boxed: rarely read, and it would make `RunMode::Serve` much larger than the other modes.
+    discovery_env: Box<DiscoveryEnv>,
+}
+
+/// The server's environment variables that toolchain discovery reads, captured once by
+/// [`from_args`] (empty when the configuration is built by [`build`], as in tests).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DiscoveryEnv {
+    /// `PATH`: the System toolset is found here.
+    pub path: Option<OsString>,
+    /// `PATHEXT`: executable suffixes on Windows.
+    pub pathext: Option<OsString>,
+    /// `ProgramFiles(x86)`: where the Visual Studio Installer keeps vswhere (Windows).
+    pub program_files_x86: Option<OsString>,
+}
+
+impl DiscoveryEnv {
+    /// Reads the variables from the server's environment.
+    fn from_process() -> DiscoveryEnv {
+        DiscoveryEnv {
+            path: std::env::var_os("PATH"),
+            pathext: std::env::var_os("PATHEXT"),
+            program_files_x86: std::env::var_os("ProgramFiles(x86)"),
+        }
+    }
 }
 
 impl ServeConfig {
@@ -161,6 +187,11 @@ impl ServeConfig {
     /// Explicit CMake profiles in command-line order (empty: use the automatic profiles).
     pub fn cmake_profiles(&self) -> &[CmakeProfileSpec] {
         &self.cmake_profiles
+    }
+
+    /// Environment variables for toolchain discovery.
+    pub fn discovery_env(&self) -> &DiscoveryEnv {
+        &self.discovery_env
     }
 }
 
@@ -387,7 +418,11 @@ pub fn report(err: &ConfigError) -> ExitCode {
 pub fn from_args(args: cli::Args) -> Result<Config, ConfigError> {
     #[expect(clippy::disallowed_methods, reason = "config.rs is the one place that reads the server's cwd")]
     let cwd = std::env::current_dir().map_err(|reason| ConfigError::CurrentDir { reason })?;
-    build(args, &cwd)
+    let mut config = build(args, &cwd)?;
+    if let RunMode::Serve(serve) = &mut config.mode {
+        *serve.discovery_env = DiscoveryEnv::from_process();
+    }
+    Ok(config)
 }
 
 /// Validates operator input; relative paths resolve against `cwd` (absolute), which is also the
@@ -438,7 +473,15 @@ fn serve_config(args: cli::Args, cwd: &Path) -> Result<ServeConfig, ConfigError>
     };
     let roots = Roots::new(workspace_root.clone(), storage_root.clone());
     let cmake_profiles = cmake_profiles(&args.cmake_profiles, &cmake_toolset, &roots)?;
-    Ok(ServeConfig { workspace_root, storage_root, progress_interval, toolsets, cmake_toolset, cmake_profiles })
+    Ok(ServeConfig {
+        workspace_root,
+        storage_root,
+        progress_interval,
+        toolsets,
+        cmake_toolset,
+        cmake_profiles,
+        discovery_env: Box::default(),
+    })
 }
 
 fn workspace_root(given: Option<&Path>, cwd: &Path) -> Result<PathBuf, ConfigError> {

@@ -2,9 +2,20 @@
 //!
 //! Architecture invariant: every tool names exactly one widget (`_meta.ui.resourceUri`) and one
 //! icon; icons are embedded SVG files served as data URIs.
+//! Architecture invariant: widget HTML is build output of `frontend/` under `assets/`, embedded by
+//! `build.rs` with `include_bytes!`; a widget whose file was missing at build time is served as an
+//! explicit missing-assets page, so an unbuilt checkout still builds and runs.
+
+use std::borrow::Cow;
 
 use base64::Engine;
-use rmcp::model::Icon as RmcpIcon;
+use rmcp::model::{Icon as RmcpIcon, MetaObject};
+use serde_json::json;
+
+include!(concat!(env!("OUT_DIR"), "/embedded_assets.rs"));
+
+/// The MIME type of every MCP App widget resource (compared literally by hosts).
+pub const WIDGET_MIME_TYPE: &str = "text/html;profile=mcp-app";
 
 /// The widget HTML files, one per tool family (INTERFACE.md §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,28 +36,78 @@ pub enum Widget {
 }
 
 impl Widget {
-    pub fn file_name(self) -> &'static str {
+    pub const ALL: [Widget; 13] = [
+        Widget::WorkspaceTree,
+        Widget::WorkspaceFile,
+        Widget::WorkspaceSearch,
+        Widget::WorkspaceResult,
+        Widget::ProcessOverview,
+        Widget::ProcessDetails,
+        Widget::Toolsets,
+        Widget::CmakeProfiles,
+        Widget::CmakeConfigure,
+        Widget::CmakeBuild,
+        Widget::CmakeTest,
+        Widget::CmakeRunTest,
+        Widget::ClangdResult,
+    ];
+
+    /// The `ui://forgemcp/<file>` resource URI.
+    pub fn uri(self) -> &'static str {
         match self {
-            Widget::WorkspaceTree => "workspace-tree.html",
-            Widget::WorkspaceFile => "workspace-file.html",
-            Widget::WorkspaceSearch => "workspace-search.html",
-            Widget::WorkspaceResult => "workspace-result.html",
-            Widget::ProcessOverview => "process-overview.html",
-            Widget::ProcessDetails => "process-details.html",
-            Widget::Toolsets => "toolsets.html",
-            Widget::CmakeProfiles => "cmake-profiles.html",
-            Widget::CmakeConfigure => "cmake-configure.html",
-            Widget::CmakeBuild => "cmake-build.html",
-            Widget::CmakeTest => "cmake-test.html",
-            Widget::CmakeRunTest => "cmake-run-test.html",
-            Widget::ClangdResult => "clangd-result.html",
+            Widget::WorkspaceTree => "ui://forgemcp/workspace-tree.html",
+            Widget::WorkspaceFile => "ui://forgemcp/workspace-file.html",
+            Widget::WorkspaceSearch => "ui://forgemcp/workspace-search.html",
+            Widget::WorkspaceResult => "ui://forgemcp/workspace-result.html",
+            Widget::ProcessOverview => "ui://forgemcp/process-overview.html",
+            Widget::ProcessDetails => "ui://forgemcp/process-details.html",
+            Widget::Toolsets => "ui://forgemcp/toolsets.html",
+            Widget::CmakeProfiles => "ui://forgemcp/cmake-profiles.html",
+            Widget::CmakeConfigure => "ui://forgemcp/cmake-configure.html",
+            Widget::CmakeBuild => "ui://forgemcp/cmake-build.html",
+            Widget::CmakeTest => "ui://forgemcp/cmake-test.html",
+            Widget::CmakeRunTest => "ui://forgemcp/cmake-run-test.html",
+            Widget::ClangdResult => "ui://forgemcp/clangd-result.html",
         }
     }
 
-    /// The `ui://forgemcp/<file>` resource URI.
-    pub fn uri(self) -> String {
-        format!("ui://forgemcp/{}", self.file_name())
+    /// The asset file name, `workspace-tree.html` for `ui://forgemcp/workspace-tree.html`.
+    pub fn file_name(self) -> &'static str {
+        self.uri().trim_start_matches("ui://forgemcp/")
     }
+
+    /// Whether the built widget was embedded (false in a checkout whose `assets/` lacks the file).
+    pub fn is_built(self) -> bool {
+        embedded_asset(self.file_name()).is_some()
+    }
+
+    /// The widget's HTML document, or the missing-assets page when it was not built.
+    pub fn html(self) -> Cow<'static, str> {
+        match embedded_asset(self.file_name()) {
+            Some(bytes) => String::from_utf8_lossy(bytes),
+            None => Cow::Owned(missing_asset_page(self.file_name())),
+        }
+    }
+
+    /// `_meta.ui` of the widget resource, on the list entry and on the read content item alike:
+    /// the host draws a border, and the copy icons may use the clipboard. No CSP domains: widgets
+    /// make no network requests, so the host's restrictive default applies.
+    pub fn resource_meta() -> MetaObject {
+        let mut meta = MetaObject::new();
+        meta.insert("ui".into(), json!({ "prefersBorder": true, "permissions": { "clipboardWrite": {} } }));
+        meta
+    }
+}
+
+/// The page served for an asset that was not built into this binary.
+pub fn missing_asset_page(file_name: &str) -> String {
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>ForgeMCP: missing assets</title></head>\n\
+         <body style=\"font: 13px/1.4 system-ui, sans-serif; margin: 12px\"><h1 style=\"font-size: 15px\">Missing assets</h1>\n\
+         <p>This ForgeMCP binary was built from a source checkout without <code>assets/{file_name}</code>. \
+         Build the widgets with <code>npm run build --prefix frontend</code>, then rebuild the server.</p>\n\
+         <p>The tool result itself is complete in the text and JSON the client received.</p></body></html>\n"
+    )
 }
 
 /// The icon set (INTERFACE.md §1.3).

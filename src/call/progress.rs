@@ -15,6 +15,8 @@ pub struct ProgressUpdate {
     pub progress: f64,
     pub total: Option<f64>,
     pub message: String,
+    /// When the throttle admitted the update (the instant the interval is measured from).
+    pub at: Instant,
 }
 
 /// Where delivered updates go (an MCP peer, the admin history, a test).
@@ -54,10 +56,11 @@ impl Progress {
     /// Reports `progress` (of `total`, when known). Cheap when disabled or throttled.
     pub fn report(&self, progress: f64, total: Option<f64>, message: impl Into<String>) {
         let Some(inner) = &self.inner else { return };
-        if !inner.throttle.lock().admit(progress, Instant::now()) {
+        let now = Instant::now();
+        if !inner.throttle.lock().admit(progress, now) {
             return;
         }
-        let update = ProgressUpdate { progress, total, message: message.into() };
+        let update = ProgressUpdate { progress, total, message: message.into(), at: now };
         for sink in &inner.sinks {
             sink.deliver(update.clone());
         }
@@ -66,10 +69,11 @@ impl Progress {
     /// Reports a lazily built message; the closure runs only when the update will be delivered.
     pub fn report_with(&self, progress: f64, total: Option<f64>, message: impl FnOnce() -> String) {
         let Some(inner) = &self.inner else { return };
-        if !inner.throttle.lock().admit(progress, Instant::now()) {
+        let now = Instant::now();
+        if !inner.throttle.lock().admit(progress, now) {
             return;
         }
-        let update = ProgressUpdate { progress, total, message: message() };
+        let update = ProgressUpdate { progress, total, message: message(), at: now };
         for sink in &inner.sinks {
             sink.deliver(update.clone());
         }
@@ -156,6 +160,7 @@ mod tests {
         p.report(0.0, Some(1.0), "start");
         p.report(1.0, Some(1.0), "done");
         assert_eq!(a.0.lock().len(), 2);
-        assert_eq!(b.0.lock()[1], ProgressUpdate { progress: 1.0, total: Some(1.0), message: "done".into() });
+        let last = b.0.lock()[1].clone();
+        assert_eq!((last.progress, last.total, last.message.as_str()), (1.0, Some(1.0), "done"));
     }
 }

@@ -51,8 +51,8 @@ pub(crate) struct Tree {
 }
 
 impl Tree {
-    /// Kills every process of the tree that can be found and returns the pids signalled (without the
-    /// leader). Synchronous and quick: usable from `Drop`.
+    /// Kills every process of the tree that can be found and returns the pids found (without the
+    /// leader), so they can be reaped once dead. Synchronous and quick: usable from `Drop`.
     pub fn kill(&self) -> Vec<u32> {
         #[cfg(unix)]
         {
@@ -65,16 +65,21 @@ impl Tree {
         {
             use nix::sys::signal::{Signal, kill};
             use nix::unistd::Pid;
-            let mut killed = Vec::new();
+            let mut killed: Vec<u32> = Vec::new();
             for _round in 0..4 {
-                let fresh: Vec<u32> = linux::members(self).into_iter().filter(|pid| !killed.contains(pid)).collect();
-                if fresh.is_empty() {
+                let mut signalled = false;
+                for (pid, zombie) in linux::members(self) {
+                    if !zombie {
+                        let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+                        signalled = true;
+                    }
+                    if !killed.contains(&pid) {
+                        killed.push(pid);
+                    }
+                }
+                if !signalled {
                     break;
                 }
-                for &pid in &fresh {
-                    let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
-                }
-                killed.extend(fresh);
             }
             killed.retain(|&pid| pid != self.leader);
             killed
@@ -104,7 +109,7 @@ pub(crate) fn reap(pids: &[u32], leaders: &Leaders) -> Vec<u32> {
                 Some(stat) if stat.state == 'Z' && stat.ppid == me && !leaders.contains(&pid) => {
                     let _ = waitpid(Pid::from_raw(pid as i32), Some(WaitPidFlag::WNOHANG));
                 }
-                Some(stat) if stat.state == 'Z' => {}
+                // Alive, or a zombie whose dying parent will reap it or hand it to the server.
                 Some(_) => pending.push(pid),
             }
         }
@@ -139,6 +144,7 @@ mod linux {
     pub(super) struct Stat {
         pub state: char,
         pub ppid: u32,
+        pub pgrp: u32,
     }
 
     /// Parses `/proc/<pid>/stat`; the command name may contain spaces and parentheses, so fields are
@@ -149,7 +155,8 @@ mod linux {
         let mut fields = rest.split_whitespace();
         let state = fields.next()?.chars().next()?;
         let ppid = fields.next()?.parse().ok()?;
-        Some(Stat { state, ppid })
+        let pgrp = fields.next()?.parse().ok()?;
+        Some(Stat { state, ppid, pgrp })
     }
 
     fn children_map() -> HashMap<u32, Vec<u32>> {
@@ -185,21 +192,26 @@ mod linux {
         environ.split(|&b| b == 0).any(|var| var == wanted.as_bytes())
     }
 
-    /// Live (non-zombie) processes of the tree: the leader, its descendants, and every descendant of
-    /// the server carrying the tree's marker.
-    pub(super) fn members(tree: &Tree) -> Vec<u32> {
+    /// Processes of the tree below the server: the leader and its descendants, members of the
+    /// leader's process group, and every process carrying the tree's marker. Zombies are included
+    /// (they must be reaped) but cannot be recognised by their marker any more, since their
+    /// environment is gone.
+    pub(super) fn members(tree: &Tree) -> Vec<(u32, bool)> {
+        let me = std::process::id();
         let children = children_map();
         let mut res: HashSet<u32> = HashSet::new();
-        if stat(tree.leader).is_some_and(|s| s.state != 'Z' && s.ppid == std::process::id()) {
+        if stat(tree.leader).is_some_and(|s| s.ppid == me) {
             res.insert(tree.leader);
             res.extend(descendants(&children, tree.leader));
         }
-        for pid in descendants(&children, std::process::id()) {
-            if !res.contains(&pid) && carries_marker(pid, &tree.marker) {
+        for pid in descendants(&children, me) {
+            if res.contains(&pid) {
+                continue;
+            }
+            if stat(pid).is_some_and(|s| s.pgrp == tree.leader) || carries_marker(pid, &tree.marker) {
                 res.insert(pid);
             }
         }
-        res.retain(|&pid| stat(pid).is_some_and(|s| s.state != 'Z'));
-        res.into_iter().collect()
+        res.into_iter().filter_map(|pid| Some((pid, stat(pid)?.state == 'Z'))).collect()
     }
 }

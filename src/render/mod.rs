@@ -6,7 +6,9 @@
 
 pub mod excerpt;
 pub mod markdown;
+pub mod mutation;
 pub mod process;
 pub mod search;
+pub mod toolchain;
 pub mod tree;
 pub mod workspace;

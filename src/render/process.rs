@@ -6,9 +6,8 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use chrono::{DateTime, SecondsFormat, Utc};
-
 use super::markdown;
+use super::workspace::iso_timestamp as iso;
 use crate::process::{Details, LogEntry, Overview, ProcessInfo, Status, StatusFilter};
 
 /// The readable outcome of a status.
@@ -29,11 +28,6 @@ pub fn filter_name(filter: StatusFilter) -> &'static str {
         StatusFilter::Running => "running",
         StatusFilter::Completed => "completed",
     }
-}
-
-/// ISO 8601 UTC with `Z`, keeping sub-second precision.
-fn iso(at: &DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::AutoSi, true)
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -221,6 +215,7 @@ pub fn process_markdown(info: &ProcessInfo, transcript: &[LogEntry]) -> String {
 mod tests {
     use std::sync::Arc;
 
+    use chrono::{DateTime, Utc};
     use expect_test::{Expect, expect};
 
     use super::*;

@@ -11,4 +11,9 @@ and `root/<absolute path>` names an external file. `src/x`, `./src/x` and `./` a
 separators and backslashes are rejected. Text is UTF-8. Searches and trees skip dot-directories and never \
 follow links; build directories are searchable. Read a file before editing it. External `root/` files can \
 only be read, and each read asks the user first. Results list attached documents under `resources`; \
-`forgemcp://workspace/file/…` and `…/raw/…` mirror managed files.";
+`forgemcp://workspace/file/…` and `…/raw/…` mirror managed files.
+
+Toolchain: toolsets are independent and may be incomplete or empty: `system` (from PATH), one per Visual \
+Studio instance on Windows, and the operator's own `user-…` toolsets. There is no current or preferred \
+toolset; pass a toolset id explicitly. toolsets_list runs nothing; toolset_get reads every tool's version \
+live.";

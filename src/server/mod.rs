@@ -11,12 +11,15 @@
 mod history;
 mod instructions;
 mod mcp_call;
+mod mutation_tools;
 pub mod process_tools;
 pub mod registry;
 pub mod resources;
 mod search_tools;
 pub mod stdio;
+pub mod toolchain_tools;
 pub mod uri_template;
+mod widget_resources;
 mod workspace_tools;
 
 use std::sync::Arc;
@@ -42,6 +45,8 @@ use registry::{Outcome, Registry};
 use resources::Resources;
 
 use crate::call::{Asker, Call, Progress, ProgressSink, ProgressUpdate};
+use crate::process::ProcessService;
+use crate::toolchain::ToolchainService;
 use crate::widgets::Icon;
 use crate::workspace::WorkspaceService;
 
@@ -49,6 +54,8 @@ use crate::workspace::WorkspaceService;
 #[derive(Clone)]
 pub struct Services {
     pub workspace: Arc<WorkspaceService>,
+    pub processes: ProcessService,
+    pub toolchain: Arc<ToolchainService>,
 }
 
 struct Shared {
@@ -74,6 +81,10 @@ impl ForgeServer {
         let mut resources = Resources::default();
         workspace_tools::register(&mut registry, &mut resources, &services.workspace);
         search_tools::register(&mut registry, &mut resources, &services.workspace);
+        mutation_tools::register(&mut registry, &services.workspace);
+        process_tools::register(&mut registry, &mut resources, &services.processes);
+        toolchain_tools::register(&mut registry, &mut resources, &services.toolchain);
+        widget_resources::register(&mut resources);
         let shared = Shared {
             registry,
             resources,
@@ -262,12 +273,11 @@ impl ServerHandler for ForgeServer {
             return Err(ErrorData::invalid_params("this server has no prompts to complete", None));
         };
         let context = request.context.as_ref().and_then(|c| c.arguments.clone()).unwrap_or_default();
-        let completion = self.shared.resources.complete(
-            &reference.uri,
-            &request.argument.name,
-            &request.argument.value,
-            &context,
-        )?;
+        let completion = self
+            .shared
+            .resources
+            .complete(&reference.uri, &request.argument.name, &request.argument.value, &context)
+            .await?;
         let total = u32::try_from(completion.total).unwrap_or(u32::MAX);
         let info = CompletionInfo::with_pagination(completion.values, Some(total), completion.has_more)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use rmcp::model::ResourceContents;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::Error as _;
@@ -333,7 +333,7 @@ pub struct ProcessGetResult {
 }
 
 fn datetime(at: &DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+    render::workspace::iso_timestamp(at)
 }
 
 impl From<&ProcessInfo> for ProcessInfoResult {
@@ -624,7 +624,7 @@ mod tests {
     #[tokio::test]
     async fn process_get_returns_the_selected_fragments() {
         let fx = fixture();
-        let id = fx.sh("printf 'a\\nb\\n'; printf 'c\\n' >&2; exit 3").await;
+        let id = fx.sh("printf 'a\\nb\\n'; sleep 0.1; printf 'c\\n' >&2; exit 3").await;
         let (text, value) =
             success(fx.call("process_get", json!({"process_id": id.0, "lines": {"last": 1}, "max_bytes": 100})).await);
         assert_eq!(value["process"]["status"]["current_status"], json!(3));

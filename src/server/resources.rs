@@ -10,7 +10,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use rmcp::ErrorData;
-use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
+use rmcp::model::{MetaObject, Resource, ResourceContents, ResourceTemplate};
 use serde_json::json;
 
 use crate::call::{BoxFuture, Call};
@@ -43,6 +43,15 @@ type StaticReader = Arc<dyn Fn(String, Call) -> BoxFuture<'static, ReadResult> +
 type TemplateReader = Arc<dyn Fn(String, Variables, Call) -> BoxFuture<'static, ReadResult> + Send + Sync>;
 /// Completes `argument` typed so far as `value`, given the other arguments already filled in.
 pub type Completer = Arc<dyn Fn(&str, &str, &HashMap<String, String>) -> Vec<String> + Send + Sync>;
+/// Like [`Completer`], for candidates that are known only after waiting (toolset discovery).
+pub type AsyncCompleter =
+    Arc<dyn Fn(String, String, HashMap<String, String>) -> BoxFuture<'static, Vec<String>> + Send + Sync>;
+
+/// Where a template's completion candidates come from.
+enum Candidates {
+    Now(Completer),
+    Later(AsyncCompleter),
+}
 
 /// Static description of a resource or template.
 pub struct ResourceSpec {
@@ -56,6 +65,8 @@ pub struct ResourceSpec {
 
 struct StaticEntry {
     spec: ResourceSpec,
+    /// `_meta` of the list entry (the widgets' `_meta.ui`).
+    meta: Option<MetaObject>,
     reader: StaticReader,
 }
 
@@ -63,7 +74,7 @@ struct TemplateEntry {
     spec: ResourceSpec,
     template: UriTemplate,
     reader: TemplateReader,
-    completer: Option<Completer>,
+    completer: Option<Candidates>,
 }
 
 #[derive(Default)]
@@ -100,11 +111,38 @@ impl Resources {
         F: Fn(String, Call) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ReadResult> + Send + 'static,
     {
+        self.add_static_with_meta(spec, None, reader);
+    }
+
+    /// Like `add_static`, with `_meta` on the `resources/list` entry.
+    pub fn add_static_with_meta<F, Fut>(&mut self, spec: ResourceSpec, meta: Option<MetaObject>, reader: F)
+    where
+        F: Fn(String, Call) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ReadResult> + Send + 'static,
+    {
         let reader: StaticReader = Arc::new(move |uri, call| Box::pin(reader(uri, call)));
-        self.statics.push(StaticEntry { spec, reader });
+        self.statics.push(StaticEntry { spec, meta, reader });
     }
 
     pub fn add_template<F, Fut>(&mut self, spec: ResourceSpec, reader: F, completer: Option<Completer>)
+    where
+        F: Fn(String, Variables, Call) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ReadResult> + Send + 'static,
+    {
+        self.push_template(spec, reader, completer.map(Candidates::Now));
+    }
+
+    /// Like [`add_template`](Self::add_template), for completions that have to wait for their
+    /// candidates.
+    pub fn add_template_awaiting<F, Fut>(&mut self, spec: ResourceSpec, reader: F, completer: AsyncCompleter)
+    where
+        F: Fn(String, Variables, Call) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ReadResult> + Send + 'static,
+    {
+        self.push_template(spec, reader, Some(Candidates::Later(completer)));
+    }
+
+    fn push_template<F, Fut>(&mut self, spec: ResourceSpec, reader: F, completer: Option<Candidates>)
     where
         F: Fn(String, Variables, Call) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ReadResult> + Send + 'static,
@@ -119,11 +157,15 @@ impl Resources {
             .iter()
             .map(|entry| {
                 let spec = &entry.spec;
-                Resource::new(spec.uri, spec.name)
+                let resource = Resource::new(spec.uri, spec.name)
                     .with_title(spec.title)
                     .with_description(spec.description)
                     .with_mime_type(spec.mime_type)
-                    .with_icons(vec![spec.icon.to_rmcp()])
+                    .with_icons(vec![spec.icon.to_rmcp()]);
+                match &entry.meta {
+                    Some(meta) => resource.with_meta(meta.clone()),
+                    None => resource,
+                }
             })
             .collect()
     }
@@ -162,7 +204,7 @@ impl Resources {
     }
 
     /// Completes an argument of the template whose URI template string is `template`.
-    pub fn complete(
+    pub async fn complete(
         &self,
         template: &str,
         argument: &str,
@@ -179,7 +221,11 @@ impl Resources {
             ));
         }
         Ok(match &entry.completer {
-            Some(completer) => Completion::from_candidates(completer(argument, value, context), value),
+            Some(Candidates::Now(completer)) => Completion::from_candidates(completer(argument, value, context), value),
+            Some(Candidates::Later(completer)) => {
+                let candidates = completer(argument.to_owned(), value.to_owned(), context.clone()).await;
+                Completion::from_candidates(candidates, value)
+            }
             None => Completion::empty(),
         })
     }

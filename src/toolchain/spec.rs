@@ -25,6 +25,19 @@ pub enum ToolKind {
 }
 
 impl ToolKind {
+    /// Every kind, in the order of INTERFACE.md §5.1.
+    pub const ALL: [ToolKind; 9] = [
+        ToolKind::BuildSystem,
+        ToolKind::BuildRunner,
+        ToolKind::TestRunner,
+        ToolKind::Compiler,
+        ToolKind::Linker,
+        ToolKind::LanguageServer,
+        ToolKind::VersionControl,
+        ToolKind::Debugger,
+        ToolKind::Other,
+    ];
+
     /// The snake_case name used in tool results (`build_system`, `language_server`, …).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -162,6 +175,13 @@ mod tests {
         assert!(lookup("cmake ").is_none());
         assert!(lookup("").is_none());
         assert!(lookup("clang-tidy").is_none());
+    }
+
+    #[test]
+    fn every_kind_is_listed_once() {
+        let names: HashSet<&str> = ToolKind::ALL.iter().map(|kind| kind.as_str()).collect();
+        assert_eq!(names.len(), ToolKind::ALL.len());
+        assert!(BUILTIN_TOOLS.iter().all(|spec| ToolKind::ALL.contains(&spec.kind)));
     }
 
     #[test]

@@ -18,6 +18,7 @@ use parking_lot::Mutex;
 use crate::call::Call;
 use crate::workspace::path::{LinkPolicy, QualifiedPath};
 use crate::workspace::tree::is_hidden_name;
+use crate::workspace::write::is_temp_name;
 use crate::workspace::{Error, WorkspaceService};
 
 /// One file found.
@@ -80,9 +81,10 @@ impl FilePattern {
 }
 
 impl WorkspaceService {
-    /// Finds regular files under `path` (or `path` itself when it is a file) matching `pattern`.
+    /// Finds regular files under `path` (or `path` itself when it is a file) that `matcher` accepts.
+    /// Unreadable directories and entries are skipped with a warning on stderr, as `find` does.
     ///
-    /// Progress: the number of files visited, message `Files visited`; no total.
+    /// Progress: the number of non-directory entries visited, message `Files visited`; no total.
     pub fn find_files(&self, path: &QualifiedPath, matcher: &FilePattern, call: &Call) -> Result<FoundFiles, Error> {
         if !path.is_managed() {
             return Err(Error::ExternalNotAllowed { path: path.clone() });
@@ -191,6 +193,10 @@ impl ignore::ParallelVisitor for Collector<'_> {
             tracing::warn!(path = ?entry.path(), "find-files skips a file whose name is not UTF-8");
             return ignore::WalkState::Continue;
         };
+        // The temporary file of an interrupted write is not user content.
+        if is_temp_name(name) {
+            return ignore::WalkState::Continue;
+        }
         if !shared.matcher.whole_path && !shared.matcher.matcher.is_match(name) {
             return ignore::WalkState::Continue;
         }

@@ -2,25 +2,40 @@
 //! result store.
 //!
 //! Architecture invariant: this module knows nothing about MCP, processes or other services; other
-//! services plug in through the hooks it defines (result store now; mutation observers and
-//! protected paths with the mutation side).
+//! services plug in through the hooks it defines: the result store, mutation observers
+//! (`observer.rs`) and protected paths (`protect.rs`).
 //! Architecture invariant: operations are synchronous; callers run them on blocking threads.
-//! Reads share the operation lock; mutations take it exclusively.
+//! Reads share the operation lock; mutations take it exclusively, and observers are notified
+//! before it is released.
+//! Architecture invariant: mutations never follow a link: they walk from a root directory handle
+//! one component at a time (`fsat.rs`) and act relative to the parent's handle.
 
+pub mod delete;
+pub mod diff;
+pub mod edit;
 pub mod find;
+pub mod fsat;
 pub mod info;
+pub mod mkdir;
+pub mod moves;
+pub mod mutate;
+pub mod observer;
 pub mod path;
+pub mod protect;
 pub mod read;
 pub mod results;
 pub mod search;
 pub mod text_search;
 pub mod tree;
+pub mod write;
 
 use std::sync::Arc;
 
-use parking_lot::{RwLock, RwLockReadGuard};
+use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use path::{LinkPolicy, PathSyntaxError, QualifiedPath, ResolveError, Resolved, Roots};
+use observer::{Mutation, MutationObserver};
+use path::{Area, LinkPolicy, PathSyntaxError, QualifiedPath, ResolveError, Resolved, Roots};
+use protect::ProtectedPaths;
 use results::ResultStore;
 
 /// Errors of workspace operations. Messages name qualified paths, never host paths of managed files.
@@ -60,24 +75,130 @@ pub enum Error {
     },
     #[error("the operation was cancelled")]
     Cancelled,
+    /// Wraps an error caused by one tool argument, naming it.
+    #[error("invalid argument `{argument}`")]
+    Argument {
+        argument: &'static str,
+        #[source]
+        source: Box<Error>,
+    },
+    #[error("`{path}` is protected by {owner}: it stays readable but cannot be changed through the workspace tools")]
+    Protected { path: QualifiedPath, owner: &'static str },
+    #[error("`{path}` contains `{protected}`, which is protected by {owner}; it can be neither moved nor deleted")]
+    ContainsProtected { path: QualifiedPath, protected: QualifiedPath, owner: &'static str },
+    #[error("`{path}` is a workspace root; it can be neither moved nor deleted")]
+    AreaRoot { path: QualifiedPath },
+    #[error("`{path}` contains the storage root; it can be neither moved nor deleted")]
+    ContainsStorage { path: QualifiedPath },
+    #[error("the parent directory `{parent}` does not exist; create it first with workspace_mkdir")]
+    MissingParent { parent: QualifiedPath },
+    #[error("`{path}` is a link; links are never written, moved or deleted through the workspace tools")]
+    IsLink { path: QualifiedPath },
+    #[error(
+        "`{path}` has {links} hard links; a file with more than one name may be shared with a location outside \
+         the workspace, so it is not changed"
+    )]
+    HardLinked { path: QualifiedPath, links: u64 },
+    #[error("`{path}` is a FIFO, socket or device; only regular files and directories can be changed")]
+    SpecialFile { path: QualifiedPath },
+    #[error("`{path}` is a directory")]
+    IsADirectory { path: QualifiedPath },
+    #[error("`{path}` already exists")]
+    AlreadyExists { path: QualifiedPath },
+    #[error("`{path}` is a directory that is not empty; pass `recursive: true` to delete it with everything in it")]
+    DirectoryNotEmpty { path: QualifiedPath },
+    #[error("`{path}` contains the link `{link}`; a tree containing links is refused whole and nothing was changed")]
+    TreeContainsLink { path: QualifiedPath, link: String },
+    #[error(
+        "`{path}` contains `{file}`, which has {links} hard links; a tree containing links is refused whole and \
+         nothing was changed"
+    )]
+    TreeContainsHardLink { path: QualifiedPath, file: String, links: u64 },
+    #[error("`{to}` lies inside `{from}`; a directory cannot be moved into itself")]
+    IntoItself { from: QualifiedPath, to: QualifiedPath },
+    #[error("`{to}` is not in the same root as `{from}`; moves stay within one root")]
+    DifferentAreas { from: QualifiedPath, to: QualifiedPath },
+    #[error("the text to replace is empty")]
+    EmptyOldText,
+    #[error("it does not occur in `{path}`; nothing was changed")]
+    TextNotFound { path: QualifiedPath },
+    #[error(
+        "it occurs {count} times in `{path}`; pass `replace_all: true` to replace every occurrence, or include \
+         more surrounding text so that it occurs once; nothing was changed"
+    )]
+    AmbiguousText { path: QualifiedPath, count: u64 },
+    #[error("`{path}` changed while the operation ran (another program moved or replaced it); it was not changed")]
+    Changed { path: QualifiedPath },
+    #[error("failed to {action} `{path}`: {source}")]
+    Mutate {
+        action: &'static str,
+        path: QualifiedPath,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl Error {
     pub fn io(path: &QualifiedPath, source: std::io::Error) -> Error {
         Error::Io { path: path.clone(), source }
     }
+
+    /// Attributes this error to the tool argument `argument`, unless it is an I/O failure or a
+    /// cancellation, which no argument caused.
+    pub fn for_argument(self, argument: &'static str) -> Error {
+        match self {
+            Error::Io { .. }
+            | Error::Mutate { .. }
+            | Error::Cancelled
+            | Error::Changed { .. }
+            | Error::Argument { .. }
+            | Error::Resolve(ResolveError::Io { .. }) => self,
+            other => Error::Argument { argument, source: Box::new(other) },
+        }
+    }
+
+    pub(crate) fn mutate(action: &'static str, path: &QualifiedPath, source: std::io::Error) -> Error {
+        Error::Mutate { action, path: path.clone(), source }
+    }
 }
+
+/// Who protects `project/.git`.
+pub const VERSION_CONTROL: &str = "version control";
 
 /// The workspace service. Shared by `Arc`; all methods take `&self`.
 pub struct WorkspaceService {
     roots: Roots,
     lock: RwLock<()>,
     results: Arc<ResultStore>,
+    observers: RwLock<Vec<Arc<dyn MutationObserver>>>,
+    protected: ProtectedPaths,
 }
 
 impl WorkspaceService {
+    /// A service on `roots`. `project/.git`, when present, is registered as protected.
     pub fn new(roots: Roots) -> WorkspaceService {
-        WorkspaceService { roots, lock: RwLock::new(()), results: Arc::new(ResultStore::default()) }
+        let protected = ProtectedPaths::default();
+        if std::fs::symlink_metadata(roots.project().join(".git")).is_ok() {
+            let git = QualifiedPath::area_root(Area::Project).join_name(".git").expect("`.git` is a valid name");
+            protected.add(git, VERSION_CONTROL);
+        }
+        WorkspaceService {
+            roots,
+            lock: RwLock::new(()),
+            results: Arc::new(ResultStore::default()),
+            observers: RwLock::new(Vec::new()),
+            protected,
+        }
+    }
+
+    /// Registers a service to be told about every change (see `observer.rs`).
+    pub fn add_observer(&self, observer: Arc<dyn MutationObserver>) {
+        self.observers.write().push(observer);
+    }
+
+    /// The protected-path registry; any service may add to it.
+    pub fn protected(&self) -> &ProtectedPaths {
+        &self.protected
     }
 
     pub fn roots(&self) -> &Roots {
@@ -105,6 +226,23 @@ impl WorkspaceService {
     /// Shared access for reads.
     pub(crate) fn read_lock(&self) -> RwLockReadGuard<'_, ()> {
         self.lock.read()
+    }
+
+    /// Exclusive access for mutations.
+    pub(crate) fn write_lock(&self) -> RwLockWriteGuard<'_, ()> {
+        self.lock.write()
+    }
+
+    /// Tells every observer about `change`. Called with the write lock held; a panicking observer
+    /// is logged and does not fail the operation.
+    pub(crate) fn notify(&self, change: &Mutation) {
+        let observers = self.observers.read().clone();
+        for observer in observers {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| observer.mutated(change)));
+            if outcome.is_err() {
+                tracing::warn!(?change.kind, "a mutation observer panicked");
+            }
+        }
     }
 
     pub(crate) fn resolve_existing(&self, path: &QualifiedPath, policy: LinkPolicy) -> Result<Resolved, Error> {

@@ -33,6 +33,8 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use ignore::{DirEntry, WalkBuilder, WalkState};
 
+use crate::workspace::write::is_temp_name;
+
 /// What to look for and which files to look in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchOptions {
@@ -394,6 +396,10 @@ impl<'a> Worker<'a> {
         // Symbolic links (and Windows junctions) report their own type, so they are never files here.
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             return self.check_cancel();
+        }
+        // The temporary file of an interrupted write is not user content.
+        if entry.file_name().to_str().is_some_and(is_temp_name) {
+            return WalkState::Continue;
         }
         let Some(rel_path) = relative_path(start, entry.path()) else { return WalkState::Continue };
         self.visit_file(entry.path(), &entry.file_name().to_string_lossy(), rel_path)

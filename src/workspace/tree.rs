@@ -11,6 +11,7 @@ use std::path::Path;
 
 use crate::call::Call;
 use crate::workspace::path::{LinkPolicy, QualifiedPath};
+use crate::workspace::write::is_temp_name;
 use crate::workspace::{Error, WorkspaceService};
 
 /// What an entry is, seen without following links.
@@ -85,7 +86,10 @@ pub fn is_hidden_name(name: &str) -> bool {
 }
 
 impl WorkspaceService {
-    /// Lists a managed directory to `options.depth` levels.
+    /// Lists a managed directory to `options.depth` levels. A directory that cannot be read fails
+    /// the listing with its qualified path (a tree cannot show a partial directory honestly).
+    /// Entries whose names cannot be qualified paths (not UTF-8, or containing a backslash) are skipped
+    /// with a warning on stderr.
     ///
     /// Progress: `0` with "Starting directory scan", then the running count of visited entries with
     /// the entry's path as the message; no total.
@@ -130,6 +134,10 @@ impl Lister<'_> {
             };
             let kind = entry_kind(&entry).map_err(|e| Error::io(dir, e))?;
             if kind == EntryKind::Directory && !self.options.include_hidden && is_hidden_name(&name) {
+                continue;
+            }
+            // The temporary file of an interrupted write is not user content.
+            if kind == EntryKind::File && is_temp_name(&name) {
                 continue;
             }
             found.push((name, kind));

@@ -161,6 +161,34 @@ fn missing_tool_path_exits_2() {
 }
 
 #[test]
+fn unusable_tool_paths_exit_2() {
+    let scratch = Scratch::new();
+    std::fs::create_dir_all(scratch.base.join("tools/cmake")).expect("a directory named like the tool");
+    let output = scratch.run(&["--toolset", "mine", "cmake=../tools/cmake"]);
+    assert_config_error(&output, "--toolset mine: `cmake` path ../tools/cmake is not a file");
+    #[cfg(unix)]
+    {
+        std::fs::write(scratch.base.join("tools/ninja"), "").expect("a plain file");
+        let output = scratch.run(&["--toolset", "mine", "ninja=../tools/ninja"]);
+        assert_config_error(&output, "--toolset mine: `ninja` path ../tools/ninja is not executable");
+    }
+}
+
+#[test]
+fn a_bad_tool_path_never_falls_back_to_path() {
+    let scratch = Scratch::new();
+    let clangd = scratch.tool("bin/clangd");
+    let output = Command::new(env!("CARGO_BIN_EXE_forgemcp"))
+        .args(["--no-admin", "--toolset", "llvm", "clangd=../tools/clangd"])
+        .current_dir(scratch.base.join("proj"))
+        .env("PATH", clangd.parent().expect("tool directory"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("the forgemcp binary runs");
+    assert_config_error(&output, "--toolset llvm: `clangd` path ../tools/clangd does not exist");
+}
+
+#[test]
 fn bad_cmake_profile_exits_2() {
     let scratch = Scratch::new();
     let output = scratch.run(&["--cmake-profile", "debug", "generater=Ninja"]);

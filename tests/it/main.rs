@@ -6,6 +6,9 @@ mod support;
 /// invalid option value.
 mod cli;
 
+/// Workspace mutations through the MCP surface: every operation and refusal, the escape matrix,
+/// the link-swapping race, SIGKILL atomicity on the real binary, diff snapshots, line endings.
+mod mutation;
 /// The process service with the `forgemcp-test-helper` fake tool (feature `test-tools`).
 mod process;
 /// Text search through the MCP surface: rules, counts, skipped files, progress throttling.
@@ -15,5 +18,10 @@ mod search;
 mod server;
 /// The real binary over stdio: startup, stdout purity, malformed input.
 mod stdio;
+/// Toolset discovery and version probes with fake tools on a temporary PATH, user toolsets, the
+/// real binary's start-up discovery, and the real Debian tools (CI or `FORGEMCP_HEAVY_TESTS=1`).
+mod toolchain;
+/// MCP App widget resources, and the recorded tool results the browser tests render.
+mod widgets;
 /// Workspace read tools, resources and completions through the MCP surface.
 mod workspace;

@@ -218,7 +218,7 @@ impl CallObserver for Timing {
         *self.started.lock() = Some(Instant::now());
     }
     fn progress(&self, _call_id: u64, update: &ProgressUpdate) {
-        self.at.lock().push((Instant::now(), update.clone()));
+        self.at.lock().push((update.at, update.clone()));
     }
     fn finished(&self, _call_id: u64, _at: DateTime<Utc>, _end: &CallEnd) {}
 }
@@ -264,4 +264,43 @@ async fn progress_is_immediate_then_throttled() {
     }
     assert_eq!(handler.progress.lock().len(), delivered.len());
     eprintln!("search took {elapsed:?} with {} progress notifications", delivered.len());
+}
+
+#[tokio::test]
+async fn result_documents_complete_and_unknown_ids_are_not_found() {
+    let ws = TempWorkspace::new("//- a.txt\n    needle");
+    ws.write("bin/app", b"needle\0");
+    let client = ws.connect(TestClient::new()).await;
+    let res = call(&client, "workspace_text_search", json!({ "query": "needle" })).await;
+    let uri = structured(&res)["resources"]["skipped_files"]["uri"].as_str().unwrap().to_owned();
+    let id = uri.trim_start_matches("forgemcp://workspace/results/").split('/').next().unwrap().to_owned();
+    let json_template = "forgemcp://workspace/results/{result_id}/{name}.json";
+    let ids = client.complete_resource_simple(json_template, "result_id", "").await.unwrap();
+    assert_eq!(ids, vec![id.clone()]);
+    let ids = client.complete_resource_simple(json_template, "result_id", "zz").await.unwrap();
+    assert!(ids.is_empty());
+    let params = rmcp::model::CompleteRequestParams::new(
+        rmcp::model::Reference::for_resource(json_template),
+        rmcp::model::ArgumentInfo::new("name", ""),
+    )
+    .with_context(rmcp::model::CompletionContext::with_arguments([("result_id".to_owned(), id.clone())].into()));
+    let names = client.complete(params).await.unwrap();
+    assert_eq!(names.completion.values, vec!["skipped_files"]);
+    assert_eq!(names.completion.total, Some(1));
+    assert_eq!(names.completion.has_more, Some(false));
+    let md_names = client
+        .complete_resource_simple("forgemcp://workspace/results/{result_id}/{name}.md", "name", "")
+        .await
+        .unwrap();
+    assert!(md_names.is_empty(), "no Markdown documents: {md_names:?}");
+    for missing in [
+        format!("forgemcp://workspace/results/{id}/nope.json"),
+        format!("forgemcp://workspace/results/{id}/skipped_files.md"),
+        "forgemcp://workspace/results/00000000000000000000000000000000/skipped_files.json".to_owned(),
+        "forgemcp://workspace/results/not-hex/skipped_files.json".to_owned(),
+    ] {
+        let err = client.read_resource(ReadResourceRequestParams::new(missing.clone())).await.expect_err(&missing);
+        let rmcp::ServiceError::McpError(data) = err else { panic!("{missing}: {err:?}") };
+        assert_eq!(data.code, rmcp::model::ErrorCode::RESOURCE_NOT_FOUND, "{missing}");
+    }
 }

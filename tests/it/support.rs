@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use forgemcp::config::DiscoveryEnv;
+use forgemcp::process::ProcessService;
 use forgemcp::server::{ForgeServer, Services};
+use forgemcp::toolchain::{DiscoveryOptions, ToolchainService};
 use forgemcp::workspace::WorkspaceService;
 use forgemcp::workspace::path::Roots;
 use parking_lot::Mutex;
@@ -66,9 +69,41 @@ impl TempWorkspace {
         Roots::new(self.project.clone(), self.storage.clone())
     }
 
+    /// Every service for this workspace, around the given workspace service.
+    pub fn services_with(&self, workspace: Arc<WorkspaceService>) -> Services {
+        self.assemble(workspace, ProcessService::new(self.roots()), self.discovery())
+    }
+
+    /// Toolset discovery for this workspace with nothing on `PATH` and no user toolsets (tests that
+    /// need toolsets fill in `env.path` and `user_toolsets`).
+    pub fn discovery(&self) -> DiscoveryOptions {
+        DiscoveryOptions {
+            cwd: self.project.clone(),
+            env: DiscoveryEnv::default(),
+            user_toolsets: Vec::new(),
+            probe_timeout: forgemcp::toolchain::version::PROBE_TIMEOUT,
+        }
+    }
+
+    /// Every service for this workspace, sharing `processes` with the test, with toolset discovery
+    /// as `discovery` says.
+    pub fn services_with_discovery(&self, processes: ProcessService, discovery: DiscoveryOptions) -> Services {
+        self.assemble(Arc::new(WorkspaceService::new(self.roots())), processes, discovery)
+    }
+
+    fn assemble(
+        &self,
+        workspace: Arc<WorkspaceService>,
+        processes: ProcessService,
+        discovery: DiscoveryOptions,
+    ) -> Services {
+        let toolchain = Arc::new(ToolchainService::new(processes.clone(), discovery));
+        Services { workspace, processes, toolchain }
+    }
+
     pub fn server(&self, progress_interval: Duration) -> ForgeServer {
         let workspace = Arc::new(WorkspaceService::new(self.roots()));
-        ForgeServer::new(Services { workspace }, progress_interval)
+        ForgeServer::new(self.services_with(workspace), progress_interval)
     }
 
     /// An rmcp client connected in-process to a fresh server on this workspace.
@@ -236,4 +271,17 @@ pub async fn complete(
 /// The progress notifications a client has received so far, as `(progress, total, message)`.
 pub fn progress_log(client: &TestClient) -> Vec<(f64, Option<f64>, Option<String>)> {
     client.progress.lock().iter().map(|p| (p.progress, p.total, p.message.clone())).collect()
+}
+
+/// Whether tests that need real tools (cmake, ninja, compilers, clangd) run: always when `CI` is set,
+/// locally with `FORGEMCP_HEAVY_TESTS=1`. Prints one line when they are skipped. Under `CI` a
+/// missing tool must fail the test, never skip it.
+#[expect(clippy::print_stderr, reason = "a skipped heavy test says so in the test output")]
+pub fn heavy_tests(test: &str) -> bool {
+    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
+    let local = std::env::var_os("FORGEMCP_HEAVY_TESTS").is_some_and(|v| v == "1");
+    if !(ci || local) {
+        eprintln!("skipping {test}: needs real tools (runs under CI or with FORGEMCP_HEAVY_TESTS=1)");
+    }
+    ci || local
 }

@@ -51,10 +51,11 @@ pub fn depth(vars: &Variables, default: Option<NonZeroU32>) -> Result<Option<Non
     if raw == "all" {
         return Ok(None);
     }
-    if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) {
-        if let Ok(Some(depth)) = raw.parse::<u32>().map(NonZeroU32::new) {
-            return Ok(Some(depth));
-        }
+    if !raw.is_empty()
+        && raw.bytes().all(|b| b.is_ascii_digit())
+        && let Ok(Some(depth)) = raw.parse::<u32>().map(NonZeroU32::new)
+    {
+        return Ok(Some(depth));
     }
     Err(invalid("depth", format_args!("`{raw}` is neither a positive integer nor `all`")))
 }

@@ -1,0 +1,236 @@
+// Every widget with every fixture in both hosts (our sandbox host and the official SDK AppBridge),
+// plus the handshake, views, filters, copy, wrap toggles, skipped files, diff highlighting and
+// themes. A screenshot per fixture (and a dark one per widget) lands in test-artifacts/.
+import assert from "node:assert/strict";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+
+import { browserMissing, launch } from "./harness/browser.mjs";
+import { openWidget, screenshot } from "./harness/page.mjs";
+import { fixtures, startServers } from "./harness/server.mjs";
+
+const skip = browserMissing();
+const env = {};
+before(async () => {
+  if (skip) return;
+  env.servers = await startServers();
+  const browser = await launch();
+  env.context = browser.context;
+  env.close = browser.close;
+});
+after(async () => {
+  await env.close?.();
+  await env.servers?.close();
+});
+
+/** Opens a widget, runs `check`, and closes the page; fails on any page error. */
+async function withWidget(options, check) {
+  const opened = await openWidget(env, options);
+  try {
+    await check(opened);
+    assert.deepEqual(opened.errors, [], "no page or console errors");
+  } finally {
+    await opened.page.close();
+  }
+}
+
+const bodyBackground = (frame) => frame.locator("body").evaluate((b) => getComputedStyle(b).backgroundColor);
+const luminance = (rgb) => rgb.match(/\d+/g).slice(0, 3).reduce((a, b) => a + Number(b), 0) / 3;
+
+const widgets = readdirSync(fixtures).sort();
+describe("every widget renders every fixture in both hosts", { skip }, () => {
+  for (const widget of widgets) {
+    const cases = readdirSync(join(fixtures, widget)).filter((f) => f.endsWith(".json")).map((f) => f.slice(0, -5)).sort();
+    for (const fixture of cases) {
+      test(`${widget}/${fixture} in our host`, () =>
+        withWidget({ widget, fixture }, async ({ page, frame }) => {
+          await frame.getByRole("tab", { name: "JSON" }).waitFor();
+          assert.notEqual((await frame.locator("header h1").innerText()).trim(), "");
+          assert.equal(await page.locator("#outer").evaluate((f) => f.style.height), "420px");
+          await screenshot(page, `${widget}-${fixture}`);
+          await frame.getByRole("tab", { name: "JSON" }).click();
+          assert.match(await frame.locator("pre.json").innerText(), /"content"/);
+          assert.ok((await frame.locator("pre.json .j-k").count()) > 0, "JSON keys are colored");
+        }));
+      test(`${widget}/${fixture} in the SDK AppBridge host`, () =>
+        withWidget({ widget, fixture, host: "sdk" }, async ({ page, frame }) => {
+          await frame.getByRole("tab", { name: "JSON" }).waitFor();
+          const events = await page.evaluate(() => window.__events);
+          assert.ok(events.includes("initialized"), events.join());
+          await page.waitForFunction(() => window.__events.includes("size:420"));
+          if (fixture === "list" || fixture === "literal" || fixture === "edit") {
+            assert.deepEqual(await page.evaluate(() => window.__teardown()), {});
+          }
+        }));
+    }
+    test(`${widget} follows the host theme (dark, then light)`, () =>
+      withWidget({ widget, fixture: readdirSync(join(fixtures, widget))[0].slice(0, -5), theme: "dark" }, async ({ page, frame }) => {
+        assert.ok(luminance(await bodyBackground(frame)) < 60, "dark background");
+        await screenshot(page, `${widget}-dark`);
+        await page.evaluate(() => window.__setTheme("light"));
+        await page.waitForFunction(() => true);
+        await frame.locator("html[data-theme=light]").waitFor({ state: "attached" });
+        assert.ok(luminance(await bodyBackground(frame)) > 200, "light background");
+      }));
+  }
+});
+
+describe("protocol with our host", { skip }, () => {
+  test("handshake order, size, ping, teardown and unknown requests", () =>
+    withWidget({ widget: "workspace-tree", fixture: "list" }, async ({ page }) => {
+      await page.waitForFunction(() => window.__log.some((m) => m.method === "ui/notifications/size-changed"));
+      const order = await page.evaluate(() => window.__log.map((m) => `${m.dir} ${m.method ?? "response"}`));
+      assert.deepEqual(order.slice(0, 7), [
+        "in ui/notifications/sandbox-proxy-ready",
+        "out ui/notifications/sandbox-resource-ready",
+        "in ui/initialize",
+        "out response",
+        "in ui/notifications/initialized",
+        "out ui/notifications/tool-input",
+        "out ui/notifications/tool-result",
+      ]);
+      const size = await page.evaluate(() => window.__log.find((m) => m.method === "ui/notifications/size-changed").params);
+      assert.equal(size.height, 420);
+      const init = await page.evaluate(() => window.__log.find((m) => m.method === "ui/initialize").params);
+      assert.equal(init.protocolVersion, "2026-01-26");
+      assert.equal(init.appInfo.name, "forgemcp-workspace-tree");
+      assert.deepEqual((await page.evaluate(() => window.__request("ping"))).result, {});
+      assert.equal((await page.evaluate(() => window.__request("tools/call", { name: "x" }))).error.code, -32601);
+      assert.deepEqual((await page.evaluate(() => window.__request("ui/resource-teardown", {}))).result, {});
+    }));
+});
+
+describe("widget behaviour", { skip }, () => {
+  test("tree: local filter keeps matching names and their directories; copy icon copies", () =>
+    withWidget({ widget: "workspace-tree", fixture: "list" }, async ({ frame }) => {
+      await frame.getByPlaceholder("Filter names").fill("vector");
+      await frame.getByText("vector_test.cpp").waitFor();
+      assert.equal(await frame.getByText("CMakeLists.txt").count(), 0);
+      assert.equal(await frame.locator("mark.find").count(), 1);
+      const copy = frame.locator("li .copy").first();
+      await copy.click();
+      await frame.locator("li .copy[data-copied]").first().waitFor();
+    }));
+
+  test("file: separate line numbers, horizontal scrolling, wrap toggle, find", () =>
+    withWidget({ widget: "workspace-file", fixture: "read" }, async ({ frame }) => {
+      assert.equal(await frame.locator(".code .ln").first().innerText(), "1");
+      assert.equal(await frame.locator(".code .ln").first().evaluate((e) => getComputedStyle(e).userSelect), "none");
+      const scrolls = () => frame.locator("main").evaluate((m) => m.scrollWidth > m.clientWidth);
+      assert.ok(await scrolls(), "long lines scroll horizontally");
+      await frame.getByRole("button", { name: "Wrap lines" }).click();
+      await frame.locator(".code.wrap").waitFor();
+      assert.ok(!(await scrolls()), "wrapped lines do not scroll");
+      await frame.getByPlaceholder("Find in file").fill("normalized");
+      assert.equal(await frame.locator("mark.find").count(), 2);
+      assert.ok((await frame.locator(".t-k").count()) > 0, "C++ keywords are colored");
+    }));
+
+  test("search: groups collapse, clipped lines expand, skipped files load in their tab", () =>
+    withWidget({ widget: "workspace-search", fixture: "literal" }, async ({ frame }) => {
+      assert.equal(await frame.locator("details.group").count(), 5);
+      assert.equal(await frame.locator(".code mark:not(.find)").count(), 18);
+      const first = frame.locator("details.group").first();
+      await first.locator("summary").click();
+      assert.equal(await first.evaluate((d) => d.open), false);
+      await first.locator("summary").click();
+      const clipped = frame.locator(".clip").first();
+      assert.match(await clipped.innerText(), /^…/);
+      await clipped.click();
+      await frame.getByText("Design note: every operation", { exact: false }).waitFor();
+      await frame.getByRole("tab", { name: "Skipped files (2)" }).click();
+      await frame.locator(".skipped li").nth(1).waitFor();
+      assert.deepEqual((await frame.locator(".skipped li").allInnerTexts()).map((t) => t.trim()), ["project/assets/latin1.txt", "project/assets/logo.bin"]);
+    }));
+
+  test("search: a host without resource reads only affects the skipped-files tab", () =>
+    withWidget({ widget: "workspace-search", fixture: "literal", resources: false }, async ({ frame }) => {
+      await frame.getByRole("tab", { name: "Skipped files (2)" }).click();
+      await frame.locator(".err").waitFor();
+      assert.match(await frame.locator(".err").innerText(), /not available/);
+      await frame.getByRole("tab", { name: "Matches" }).click();
+      assert.equal(await frame.locator("details.group").count(), 5);
+    }));
+
+  test("result: diff with Highlight changes next to Wrap lines, and a separate find color", () =>
+    withWidget({ widget: "workspace-result", fixture: "write-overwritten" }, async ({ page, frame }) => {
+      await frame.locator(".code .add").first().waitFor();
+      const buttons = await frame.locator(".bar button").allInnerTexts();
+      assert.deepEqual(buttons.slice(-2), ["Highlight changes", "Wrap lines"]);
+      assert.ok((await frame.locator("mark.chg").count()) >= 4, "changed substrings are highlighted");
+      await frame.getByRole("button", { name: "Highlight changes" }).click();
+      assert.equal(await frame.locator("mark.chg").count(), 0);
+      await frame.getByRole("button", { name: "Wrap lines" }).click();
+      await frame.locator(".code.wrap").waitFor();
+      await frame.getByPlaceholder("Find in diff").fill("radians");
+      assert.equal(await frame.locator("mark.find").count(), 1);
+      assert.match(await frame.locator(".bar").innerText(), /5 lines removed, 6 lines added/);
+      await screenshot(page, "workspace-result-diff-wrapped");
+    }));
+
+  test("result: a failed diff read keeps the successful outcome", () =>
+    withWidget({ widget: "workspace-result", fixture: "edit", resources: false }, async ({ frame }) => {
+      await frame.locator(".err").waitFor();
+      assert.equal(await frame.locator("header .pill").innerText(), "Edited");
+    }));
+
+  test("result: the move confirmation is two rows, source and destination", () =>
+    withWidget({ widget: "workspace-result", fixture: "move" }, async ({ frame }) => {
+      assert.deepEqual(await frame.locator(".fields th").allInnerTexts(), ["Source", "Destination"]);
+    }));
+
+  test("result: a tool error shows its message", () =>
+    withWidget({ widget: "workspace-result", fixture: "error" }, async ({ frame }) => {
+      assert.match(await frame.locator(".err").innerText(), /does not occur/);
+      assert.equal(await frame.locator("header .pill").innerText(), "Error");
+    }));
+
+  test("process details: times readable to seconds, exact values in titles and JSON", () =>
+    withWidget({ widget: "process-details", fixture: "default" }, async ({ frame }) => {
+      const time = frame.locator(".entry .sub span[title]").first();
+      assert.equal(await time.innerText(), "7 Sept 2026, 12:45:13 UTC");
+      assert.equal(await time.getAttribute("title"), "2026-09-07T12:45:13.623456Z");
+      await frame.getByPlaceholder("Filter transcript").fill("warning");
+      assert.equal(await frame.locator(".entry").count(), 1);
+      await frame.getByRole("tab", { name: "Process" }).click();
+      assert.match(await frame.locator(".fields").innerText(), /Work time\s+1\.235 s/);
+      await frame.getByRole("tab", { name: "JSON" }).click();
+      assert.match(await frame.locator("pre.json").innerText(), /"work_time": 1\.234567/);
+    }));
+
+  test("process overview: running-only filter", () =>
+    withWidget({ widget: "process-overview", fixture: "all" }, async ({ frame }) => {
+      assert.equal(await frame.locator(".card.process").count(), 3);
+      await frame.getByRole("button", { name: "Running only" }).click();
+      assert.equal(await frame.locator(".card.process").count(), 1);
+    }));
+
+  test("cmake test: per-test results with filters", () =>
+    withWidget({ widget: "cmake-test", fixture: "mixed" }, async ({ frame }) => {
+      assert.equal(await frame.locator("li.test").count(), 4);
+      await frame.getByPlaceholder("Filter tests").fill("normalized");
+      assert.equal(await frame.locator("li.test").count(), 1);
+      await frame.getByPlaceholder("Filter tests").fill("");
+      await frame.getByRole("button", { name: "Failed and not run only" }).click();
+      assert.equal(await frame.locator("li.test").count(), 2);
+    }));
+
+  test("clangd: locations grouped by file, the selected one shows its saved excerpt", () =>
+    withWidget({ widget: "clangd-result", fixture: "references" }, async ({ frame }) => {
+      assert.equal(await frame.locator("details").count(), 4);
+      await frame.locator("button.location").nth(1).click();
+      await frame.getByText("double Vector::length() const", { exact: false }).waitFor();
+      await frame.locator("button.location").nth(3).click();
+      await frame.getByText("Source preview unavailable.").waitFor();
+    }));
+
+  test("copy all puts the complete JSON result on the clipboard", () =>
+    withWidget({ widget: "cmake-build", fixture: "mixed" }, async ({ page, frame }) => {
+      await env.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: env.servers.hostOrigin });
+      await frame.locator("header .copy").click();
+      await frame.locator("header .copy[data-copied]").waitFor();
+      const copied = JSON.parse(await page.evaluate(() => navigator.clipboard.readText()));
+      assert.equal(copied.structuredContent.result[1].preset, "dev");
+    }));
+});

@@ -1,0 +1,391 @@
+//! The workspace mutation tools: `workspace_write_file`, `workspace_edit_file`, `workspace_move`,
+//! `workspace_delete` and `workspace_mkdir`, with their argument and result types (the wire shapes)
+//! and the `diff.json` result document.
+//!
+//! Architecture invariant: tool bodies only parse arguments into qualified paths, run the
+//! synchronous service operation on a blocking thread, store the diff document and render text;
+//! every file rule lives in `workspace/`.
+//! Architecture invariant: the primary write/edit result carries no diff data, only the
+//! `resources.diff` link; a failure to store the diff omits the link and never fails the operation.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::call::Call;
+use crate::render;
+use crate::server::registry::{Annotations, Registry, ToolOutput, ToolSpec};
+use crate::server::workspace_tools::{ResourceLinks, blocking, links, path_argument};
+use crate::widgets::{Icon, Widget};
+use crate::workspace::WorkspaceService;
+use crate::workspace::diff::{ChangeKind, FileDiff, LineKind};
+use crate::workspace::mutate::{PathAction, PathOperation};
+use crate::workspace::results::Document;
+use crate::workspace::write::WriteAction;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceWriteFileArgs {
+    /// File to create or overwrite: `project/…` or `storage/…` (or `src/x`, `./src/x`). Its parent
+    /// directory must exist.
+    pub path: String,
+    /// The complete new content, written as UTF-8 exactly as given (no newline translation).
+    pub text: String,
+}
+
+/// Whether the file was new.
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteActionResult {
+    Created,
+    Overwritten,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WorkspaceWriteFileResult {
+    /// The file, as a canonical qualified path.
+    pub path: String,
+    pub action: WriteActionResult,
+    /// Lines of the previous content; 0 when the file was created.
+    pub lines_removed: u64,
+    /// Lines of the new content.
+    pub lines_added: u64,
+    /// `diff` links the typed diff (`diff.json`).
+    pub resources: ResourceLinks,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceEditFileArgs {
+    /// Existing UTF-8 file: `project/…` or `storage/…` (or `src/x`, `./src/x`).
+    pub path: String,
+    /// Exact text to replace (not empty; matched byte for byte, line endings included).
+    pub old_text: String,
+    /// Replacement text.
+    pub new_text: String,
+    /// Replace every occurrence; otherwise `old_text` must occur exactly once.
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WorkspaceEditFileResult {
+    /// The file, as a canonical qualified path.
+    pub path: String,
+    /// Occurrences replaced (non-overlapping).
+    pub replacements: u64,
+    /// `diff` links the typed diff (`diff.json`).
+    pub resources: ResourceLinks,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceMoveArgs {
+    /// Existing file or directory to move: `project/…` or `storage/…`.
+    pub source: String,
+    /// New path in the same root; it must not exist, its parent must.
+    pub destination: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceDeleteArgs {
+    /// File or directory to delete: `project/…` or `storage/…`.
+    pub path: String,
+    /// Required to delete a non-empty directory with everything in it.
+    #[serde(default)]
+    pub recursive: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceMkdirArgs {
+    /// Directory to create with its missing parents: `project/…` or `storage/…`.
+    pub path: String,
+}
+
+/// What happened to the path.
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PathActionResult {
+    Moved,
+    Deleted,
+    Created,
+    AlreadyExists,
+}
+
+/// The result of `workspace_move`, `workspace_delete` and `workspace_mkdir`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PathOperationResult {
+    /// The resulting path (a move's destination), canonical.
+    pub path: String,
+    pub action: PathActionResult,
+    /// A move's source; null otherwise.
+    pub source: Option<String>,
+    /// Result resources contributed by providers, by provider name.
+    pub resources: ResourceLinks,
+}
+
+impl From<&PathOperation> for PathOperationResult {
+    fn from(op: &PathOperation) -> PathOperationResult {
+        PathOperationResult {
+            path: op.path.to_string(),
+            action: match op.action {
+                PathAction::Moved => PathActionResult::Moved,
+                PathAction::Deleted => PathActionResult::Deleted,
+                PathAction::Created => PathActionResult::Created,
+                PathAction::AlreadyExists => PathActionResult::AlreadyExists,
+            },
+            source: op.source.as_ref().map(ToString::to_string),
+            resources: ResourceLinks::new(),
+        }
+    }
+}
+
+/// `diff.json` (INTERFACE.md §8.3).
+#[derive(Debug, Serialize)]
+struct DiffDocument {
+    path: String,
+    changes: Vec<DiffChangeOut>,
+    hunks: Vec<DiffHunkOut>,
+}
+
+#[derive(Debug, Serialize)]
+struct DiffChangeOut {
+    kind: &'static str,
+    before_start: u64,
+    before_count: u64,
+    after_start: u64,
+    after_count: u64,
+}
+
+#[derive(Debug, Serialize)]
+struct DiffHunkOut {
+    before_start: u64,
+    before_count: u64,
+    after_start: u64,
+    after_count: u64,
+    lines: Vec<DiffLineOut>,
+}
+
+#[derive(Debug, Serialize)]
+struct DiffLineOut {
+    kind: &'static str,
+    before_line: Option<u64>,
+    after_line: Option<u64>,
+    text: String,
+    spans: Vec<[usize; 2]>,
+}
+
+impl From<FileDiff> for DiffDocument {
+    fn from(diff: FileDiff) -> DiffDocument {
+        DiffDocument {
+            path: diff.path.to_string(),
+            changes: diff
+                .changes
+                .into_iter()
+                .map(|c| DiffChangeOut {
+                    kind: match c.kind {
+                        ChangeKind::Replace => "replace",
+                        ChangeKind::Insert => "insert",
+                        ChangeKind::Delete => "delete",
+                    },
+                    before_start: c.before_start,
+                    before_count: c.before_count,
+                    after_start: c.after_start,
+                    after_count: c.after_count,
+                })
+                .collect(),
+            hunks: diff
+                .hunks
+                .into_iter()
+                .map(|h| DiffHunkOut {
+                    before_start: h.before_start,
+                    before_count: h.before_count,
+                    after_start: h.after_start,
+                    after_count: h.after_count,
+                    lines: h
+                        .lines
+                        .into_iter()
+                        .map(|l| DiffLineOut {
+                            kind: match l.kind {
+                                LineKind::Context => "context",
+                                LineKind::Added => "added",
+                                LineKind::Removed => "removed",
+                            },
+                            before_line: l.before_line,
+                            after_line: l.after_line,
+                            text: l.text,
+                            spans: l.spans,
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Stores `diff` as the `diff` result document and returns the links; on failure the link is
+/// omitted with a warning (a provider never fails the file operation).
+fn store_diff(ws: &WorkspaceService, diff: FileDiff) -> ResourceLinks {
+    match serde_json::to_value(DiffDocument::from(diff)) {
+        Ok(value) => links(ws.results().store(vec![Document::json("diff", &value)])),
+        Err(err) => {
+            tracing::warn!(%err, "the diff document could not be built");
+            ResourceLinks::new()
+        }
+    }
+}
+
+pub fn register(registry: &mut Registry, workspace: &Arc<WorkspaceService>) {
+    register_write_file(registry, workspace);
+    register_edit_file(registry, workspace);
+    register_move(registry, workspace);
+    register_delete(registry, workspace);
+    register_mkdir(registry, workspace);
+}
+
+fn register_write_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>) {
+    let ws = workspace.clone();
+    registry.add(
+        ToolSpec {
+            name: "workspace_write_file",
+            title: "Write file",
+            description: "Create or overwrite a UTF-8 text file atomically, keeping its permissions. The parent \
+                          directory must exist. `resources.diff` links the diff.",
+            annotations: Annotations::FsWrite,
+            widget: Widget::WorkspaceResult,
+            icon: Icon::WorkspaceEdit,
+        },
+        move |args: WorkspaceWriteFileArgs, call: Call| {
+            let ws = ws.clone();
+            async move {
+                let path = path_argument(&ws, "path", &args.path)?;
+                let (write, resources) = blocking(move || {
+                    let mut write = ws.write_file(&path, &args.text, &call)?;
+                    let diff = std::mem::replace(&mut write.diff, empty_diff(&write.path));
+                    let resources = store_diff(&ws, diff);
+                    Ok((write, resources))
+                })
+                .await?;
+                let value = WorkspaceWriteFileResult {
+                    path: write.path.to_string(),
+                    action: match write.action {
+                        WriteAction::Created => WriteActionResult::Created,
+                        WriteAction::Overwritten => WriteActionResult::Overwritten,
+                    },
+                    lines_removed: write.lines_removed,
+                    lines_added: write.lines_added,
+                    resources,
+                };
+                Ok(ToolOutput::new(render::mutation::file_written(&write), value))
+            }
+        },
+    );
+}
+
+fn empty_diff(path: &crate::workspace::path::QualifiedPath) -> FileDiff {
+    FileDiff { path: path.clone(), changes: Vec::new(), hunks: Vec::new() }
+}
+
+fn register_edit_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>) {
+    let ws = workspace.clone();
+    registry.add(
+        ToolSpec {
+            name: "workspace_edit_file",
+            title: "Edit file",
+            description: "Replace exact text in a UTF-8 file. Without `replace_all`, `old_text` must occur exactly \
+                          once; otherwise nothing changes. Other text, line endings included, is kept byte for \
+                          byte. `resources.diff` links the diff.",
+            annotations: Annotations::FsWrite,
+            widget: Widget::WorkspaceResult,
+            icon: Icon::WorkspaceEdit,
+        },
+        move |args: WorkspaceEditFileArgs, call: Call| {
+            let ws = ws.clone();
+            async move {
+                let path = path_argument(&ws, "path", &args.path)?;
+                let (edit, resources) = blocking(move || {
+                    let mut edit = ws.edit_file(&path, &args.old_text, &args.new_text, args.replace_all, &call)?;
+                    let diff = std::mem::replace(&mut edit.diff, empty_diff(&edit.path));
+                    let resources = store_diff(&ws, diff);
+                    Ok((edit, resources))
+                })
+                .await?;
+                let value =
+                    WorkspaceEditFileResult { path: edit.path.to_string(), replacements: edit.replacements, resources };
+                Ok(ToolOutput::new(render::mutation::file_edited(&edit), value))
+            }
+        },
+    );
+}
+
+fn register_move(registry: &mut Registry, workspace: &Arc<WorkspaceService>) {
+    let ws = workspace.clone();
+    registry.add(
+        ToolSpec {
+            name: "workspace_move",
+            title: "Move",
+            description: "Move a file or directory within its root. The destination must not exist; its parent \
+                          must. Links, and trees containing links, are not moved.",
+            annotations: Annotations::FsWrite,
+            widget: Widget::WorkspaceResult,
+            icon: Icon::WorkspaceEdit,
+        },
+        move |args: WorkspaceMoveArgs, call: Call| {
+            let ws = ws.clone();
+            async move {
+                let source = path_argument(&ws, "source", &args.source)?;
+                let destination = path_argument(&ws, "destination", &args.destination)?;
+                let op = blocking(move || ws.move_path(&source, &destination, &call)).await?;
+                Ok(ToolOutput::new(render::mutation::path_operation(&op), PathOperationResult::from(&op)))
+            }
+        },
+    );
+}
+
+fn register_delete(registry: &mut Registry, workspace: &Arc<WorkspaceService>) {
+    let ws = workspace.clone();
+    registry.add(
+        ToolSpec {
+            name: "workspace_delete",
+            title: "Delete",
+            description: "Delete a file, or a directory tree with `recursive: true`. Links, and trees containing \
+                          links, are not deleted.",
+            annotations: Annotations::FsWrite,
+            widget: Widget::WorkspaceResult,
+            icon: Icon::WorkspaceEdit,
+        },
+        move |args: WorkspaceDeleteArgs, call: Call| {
+            let ws = ws.clone();
+            async move {
+                let path = path_argument(&ws, "path", &args.path)?;
+                let op = blocking(move || ws.delete_path(&path, args.recursive, &call)).await?;
+                Ok(ToolOutput::new(render::mutation::path_operation(&op), PathOperationResult::from(&op)))
+            }
+        },
+    );
+}
+
+fn register_mkdir(registry: &mut Registry, workspace: &Arc<WorkspaceService>) {
+    let ws = workspace.clone();
+    registry.add(
+        ToolSpec {
+            name: "workspace_mkdir",
+            title: "Create directory",
+            description: "Create a directory and its missing parents; an existing directory is `already_exists`.",
+            annotations: Annotations::FsMkdir,
+            widget: Widget::WorkspaceResult,
+            icon: Icon::Workspace,
+        },
+        move |args: WorkspaceMkdirArgs, call: Call| {
+            let ws = ws.clone();
+            async move {
+                let path = path_argument(&ws, "path", &args.path)?;
+                let op = blocking(move || ws.make_dir(&path, &call)).await?;
+                Ok(ToolOutput::new(render::mutation::path_operation(&op), PathOperationResult::from(&op)))
+            }
+        },
+    );
+}

@@ -1,0 +1,131 @@
+//! `workspace_edit_file`: replace exact text in an existing UTF-8 file.
+//!
+//! `old_text` is matched byte for byte (no normalisation of line endings or whitespace);
+//! occurrences are counted left to right without overlap. Zero occurrences, or more than one
+//! without `replace_all`, are errors that leave the file untouched and state the count. Everything
+//! outside the replaced occurrences is kept byte for byte (CRLF, mixed endings, a missing final
+//! newline), and the result is written with the same atomic replacement as `write.rs`.
+
+use crate::call::Call;
+use crate::workspace::diff::{self, FileDiff};
+use crate::workspace::mutate::check_managed;
+use crate::workspace::observer::{Affected, EntryKind, Mutation, MutationKind};
+use crate::workspace::path::{QualifiedPath, ResolveError};
+use crate::workspace::{Error, WorkspaceService};
+
+/// The outcome of an edit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileEdit {
+    pub path: QualifiedPath,
+    /// Occurrences replaced.
+    pub replacements: u64,
+    pub diff: FileDiff,
+}
+
+/// Replaces the occurrences of `old` in `text`: all of them with `replace_all`, else exactly one.
+/// Returns the new text and the number of replacements, or the error that leaves the file as is.
+pub fn replace_text(
+    path: &QualifiedPath,
+    text: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<(String, u64), Error> {
+    if old.is_empty() {
+        return Err(Error::EmptyOldText.for_argument("old_text"));
+    }
+    let count = text.matches(old).count() as u64;
+    match count {
+        0 => Err(Error::TextNotFound { path: path.clone() }.for_argument("old_text")),
+        1 => Ok((text.replacen(old, new, 1), 1)),
+        _ if replace_all => Ok((text.replace(old, new), count)),
+        _ => Err(Error::AmbiguousText { path: path.clone(), count }.for_argument("old_text")),
+    }
+}
+
+impl WorkspaceService {
+    /// Replaces `old_text` with `new_text` in the managed file `path`. Progress: `0/1`, `1/1`.
+    pub fn edit_file(
+        &self,
+        path: &QualifiedPath,
+        old_text: &str,
+        new_text: &str,
+        replace_all: bool,
+        call: &Call,
+    ) -> Result<FileEdit, Error> {
+        let path_error = |e: Error| e.for_argument("path");
+        if old_text.is_empty() {
+            return Err(Error::EmptyOldText.for_argument("old_text"));
+        }
+        check_managed(path).map_err(path_error)?;
+        if path.is_area_root() {
+            return Err(path_error(Error::IsADirectory { path: path.clone() }));
+        }
+        if let Some(protection) = self.protected.guarding_contents(path) {
+            return Err(path_error(Error::Protected { path: path.clone(), owner: protection.owner }));
+        }
+        call.progress.report(0.0, Some(1.0), format!("Editing {path}"));
+        let session = self.begin_mutation();
+        let anchor = session.anchor(path).map_err(|e| match e {
+            Error::MissingParent { .. } => path_error(Error::Resolve(ResolveError::NotFound { path: path.clone() })),
+            other => path_error(other),
+        })?;
+        let Some((stat, before)) = session.read_existing_text(&anchor, call).map_err(path_error)? else {
+            return Err(path_error(Error::Resolve(ResolveError::NotFound { path: path.clone() })));
+        };
+        let (after, replacements) = replace_text(path, &before, old_text, new_text, replace_all)?;
+        if call.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        session.replace_file(&anchor, after.as_bytes(), Some(&stat)).map_err(path_error)?;
+        let affected = vec![Affected { path: path.clone(), kind: EntryKind::File }];
+        session.notify(&Mutation { kind: MutationKind::Edited, before: affected.clone(), after: affected });
+        drop(session);
+
+        let res = FileEdit { path: path.clone(), replacements, diff: diff::diff_texts(path, &before, &after) };
+        call.progress.report(1.0, Some(1.0), format!("Edited {path}"));
+        Ok(res)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path() -> QualifiedPath {
+        QualifiedPath::parse("project/a.txt").unwrap()
+    }
+
+    #[test]
+    fn one_occurrence_is_replaced_and_the_rest_kept_byte_for_byte() {
+        let (text, n) = replace_text(&path(), "a\r\nb\nc\r\n", "b", "B", false).unwrap();
+        assert_eq!((text.as_str(), n), ("a\r\nB\nc\r\n", 1));
+    }
+
+    #[test]
+    fn occurrences_are_counted_without_overlap() {
+        let (text, n) = replace_text(&path(), "aaaa", "aa", "b", true).unwrap();
+        assert_eq!((text.as_str(), n), ("bb", 2));
+        let (text, n) = replace_text(&path(), "aaa", "aa", "b", false).unwrap();
+        assert_eq!((text.as_str(), n), ("ba", 1));
+        assert!(replace_text(&path(), "aaaa", "aa", "b", false).is_err());
+    }
+
+    #[test]
+    fn missing_and_ambiguous_text_name_old_text_and_the_count() {
+        let message = |r: Result<(String, u64), Error>| crate::server::registry::error_chain(&r.expect_err("an error"));
+        assert_eq!(
+            message(replace_text(&path(), "x", "y", "z", false)),
+            "Invalid argument `old_text`: it does not occur in `project/a.txt`; nothing was changed."
+        );
+        let ambiguous = message(replace_text(&path(), "y y y", "y", "z", false));
+        assert!(
+            ambiguous.starts_with("Invalid argument `old_text`: it occurs 3 times in `project/a.txt`"),
+            "{ambiguous}"
+        );
+        assert_eq!(
+            message(replace_text(&path(), "x", "", "z", false)),
+            "Invalid argument `old_text`: the text to replace is empty."
+        );
+    }
+}

@@ -1,0 +1,82 @@
+//! `workspace_write_file`: create or overwrite a UTF-8 text file atomically.
+//!
+//! The text goes to a sibling temporary file (`.forgemcp-tmp-` and 16 hex digits) in the target's
+//! directory, is flushed to disk, takes over the previous file's permissions, and is renamed over
+//! the target, so the target always holds either the old or the new content. Every error path
+//! removes the temporary file; a file left by a killed server is removed by the next write to that
+//! directory, and listings and searches never show one (`is_temp_name`).
+//!
+//! Architecture invariant: the bytes written are exactly the UTF-8 of the given text (no newline
+//! translation); an existing target must be UTF-8 text (it is read for the diff).
+
+use crate::call::Call;
+use crate::workspace::diff::{self, FileDiff};
+pub use crate::workspace::fsat::is_temp_name;
+use crate::workspace::mutate::{check_managed, line_count};
+use crate::workspace::observer::{Affected, EntryKind, Mutation, MutationKind};
+use crate::workspace::path::QualifiedPath;
+use crate::workspace::{Error, WorkspaceService};
+
+/// Whether the write created the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteAction {
+    Created,
+    Overwritten,
+}
+
+/// The outcome of a write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileWrite {
+    pub path: QualifiedPath,
+    pub action: WriteAction,
+    /// Lines of the previous content (0 when the file was created).
+    pub lines_removed: u64,
+    /// Lines of the new content.
+    pub lines_added: u64,
+    pub diff: FileDiff,
+}
+
+impl WorkspaceService {
+    /// Creates or overwrites the managed file `path` with `text`. The parent directory must
+    /// exist. Progress: `0/1` before, `1/1` after.
+    pub fn write_file(&self, path: &QualifiedPath, text: &str, call: &Call) -> Result<FileWrite, Error> {
+        self.write_file_inner(path, text, call).map_err(|e| e.for_argument("path"))
+    }
+
+    fn write_file_inner(&self, path: &QualifiedPath, text: &str, call: &Call) -> Result<FileWrite, Error> {
+        check_managed(path)?;
+        if path.is_area_root() {
+            return Err(Error::IsADirectory { path: path.clone() });
+        }
+        if let Some(protection) = self.protected.guarding_contents(path) {
+            return Err(Error::Protected { path: path.clone(), owner: protection.owner });
+        }
+        call.progress.report(0.0, Some(1.0), format!("Writing {path}"));
+        let session = self.begin_mutation();
+        let anchor = session.anchor(path)?;
+        let existing = session.read_existing_text(&anchor, call)?;
+        if call.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        session.replace_file(&anchor, text.as_bytes(), existing.as_ref().map(|(stat, _)| stat))?;
+        let action = if existing.is_some() { WriteAction::Overwritten } else { WriteAction::Created };
+        let affected = vec![Affected { path: path.clone(), kind: EntryKind::File }];
+        let (kind, before) = match action {
+            WriteAction::Overwritten => (MutationKind::Written, affected.clone()),
+            WriteAction::Created => (MutationKind::Created, Vec::new()),
+        };
+        session.notify(&Mutation { kind, before, after: affected });
+        drop(session);
+
+        let old_text = existing.map(|(_, text)| text).unwrap_or_default();
+        let res = FileWrite {
+            path: path.clone(),
+            action,
+            lines_removed: line_count(&old_text),
+            lines_added: line_count(text),
+            diff: diff::diff_texts(path, &old_text, text),
+        };
+        call.progress.report(1.0, Some(1.0), format!("Wrote {path}"));
+        Ok(res)
+    }
+}
