@@ -69,7 +69,6 @@ describe("every widget renders every fixture in both hosts", { skip }, () => {
         assert.ok(luminance(await bodyBackground(frame)) < 60, "dark background");
         await screenshot(page, `${widget}-dark`);
         await page.evaluate(() => window.__setTheme("light"));
-        await page.waitForFunction(() => true);
         await frame.locator("html[data-theme=light]").waitFor({ state: "attached" });
         assert.ok(luminance(await bodyBackground(frame)) > 200, "light background");
       }));

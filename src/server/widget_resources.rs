@@ -24,15 +24,19 @@ pub fn register(resources: &mut Resources) {
             mime_type: WIDGET_MIME_TYPE,
             icon,
         };
-        resources.add_static_with_meta(spec, Some(Widget::resource_meta()), move |uri: String, _call: Call| async move {
-            let content = ResourceContents::TextResourceContents {
-                uri,
-                mime_type: Some(WIDGET_MIME_TYPE.into()),
-                text: widget.html().into_owned(),
-                meta: Some(Widget::resource_meta()),
-            };
-            Ok(vec![content])
-        });
+        resources.add_static_with_meta(
+            spec,
+            Some(Widget::resource_meta()),
+            move |uri: String, _call: Call| async move {
+                let content = ResourceContents::TextResourceContents {
+                    uri,
+                    mime_type: Some(WIDGET_MIME_TYPE.into()),
+                    text: widget.html().into_owned(),
+                    meta: Some(Widget::resource_meta()),
+                };
+                Ok(vec![content])
+            },
+        );
     }
 }
 

@@ -88,6 +88,15 @@ impl WorkspaceService {
     }
 }
 
+/// What a walk is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    /// Reaching a directory to change something in it.
+    Change,
+    /// Looking only: nothing is created and protection is not checked.
+    Inspect,
+}
+
 /// A directory walk that failed at `at`.
 enum WalkError {
     NotFound,
@@ -104,19 +113,26 @@ impl Session<'_> {
             return None;
         }
         let Some(parent) = path.parent() else {
-            return self.open_area(path.area()).ok()?.own_stat().ok()?.id;
+            return self.open_root(path.area(), false).ok()?.own_stat().ok()?.id;
         };
-        let dir = self.walk(&parent, false).ok()?;
+        let dir = self.walk(&parent, Walk::Inspect).ok()?;
         dir.stat(OsStr::new(path.file_name()?)).ok()??.id
     }
 
-    /// Opens the root directory of a managed area (creating the storage root on first use).
+    /// Opens the root directory of a managed area for a change (creating the storage root on
+    /// first use).
     pub fn open_area(&self, area: Area) -> Result<Dir, Error> {
+        self.open_root(area, true)
+    }
+
+    fn open_root(&self, area: Area, create_storage: bool) -> Result<Dir, Error> {
         let root_path = QualifiedPath::area_root(area);
         let abs = match area {
             Area::Project => self.ws.roots.project(),
             Area::Storage => {
-                self.ws.roots.ensure_storage().map_err(|e| Error::mutate("create", &root_path, e))?;
+                if create_storage {
+                    self.ws.roots.ensure_storage().map_err(|e| Error::mutate("create", &root_path, e))?;
+                }
                 self.ws.roots.storage()
             }
             Area::Root => return Err(Error::ExternalNotAllowed { path: root_path }),
@@ -127,11 +143,14 @@ impl Session<'_> {
         })
     }
 
-    /// Walks to the directory `dir`, one no-follow open per component. With `check_protected`,
-    /// passing through a protected directory (or an alias of one) is refused.
-    fn walk(&self, dir: &QualifiedPath, check_protected: bool) -> Result<Dir, WalkError> {
+    /// Walks to the directory `dir`, one no-follow open per component. For a change, the storage
+    /// root is created on first use and passing through a protected directory (or an alias of
+    /// one) is refused.
+    fn walk(&self, dir: &QualifiedPath, mode: Walk) -> Result<Dir, WalkError> {
+        let check_protected = mode == Walk::Change;
         let root_path = QualifiedPath::area_root(dir.area());
-        let mut current = self.open_area(dir.area()).map_err(|e| WalkError::Io(root_path.clone(), to_io(e)))?;
+        let mut current =
+            self.open_root(dir.area(), check_protected).map_err(|e| WalkError::Io(root_path.clone(), to_io(e)))?;
         let mut walked = root_path;
         if check_protected {
             self.check_protected_dir(&current, &walked)?;
@@ -173,7 +192,7 @@ impl Session<'_> {
         let (Some(parent_path), Some(name)) = (path.parent(), path.file_name()) else {
             return Err(Error::IsADirectory { path: path.clone() });
         };
-        let parent = self.walk(&parent_path, true).map_err(|err| match err {
+        let parent = self.walk(&parent_path, Walk::Change).map_err(|err| match err {
             WalkError::NotFound => Error::MissingParent { parent: parent_path.clone() },
             other => walk_error(other, path),
         })?;
@@ -184,7 +203,7 @@ impl Session<'_> {
     /// from the root reaches.
     pub fn revalidate(&self, anchor: &Anchor) -> Result<(), Error> {
         let changed = || Error::Changed { path: anchor.path.clone() };
-        let again = self.walk(&anchor.parent_path, false).map_err(|_| changed())?;
+        let again = self.walk(&anchor.parent_path, Walk::Inspect).map_err(|_| changed())?;
         let held = anchor.parent.own_stat().map_err(|e| Error::mutate("inspect", &anchor.parent_path, e))?;
         let now = again.own_stat().map_err(|e| Error::mutate("inspect", &anchor.parent_path, e))?;
         if held.id != now.id {

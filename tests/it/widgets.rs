@@ -160,6 +160,8 @@ mod fixtures {
     hidden directory content
 "#;
 
+    const RECORDED: &str = "recorded by tests/it/widgets.rs";
+
     /// One recorded case: the widget's directory, the case name, the tool and its arguments.
     struct Case {
         widget: &'static str,
@@ -207,7 +209,8 @@ mod fixtures {
             "out:-- Configuring done (0.4s)\\n-- Generating done (0.0s)\\n-- Build files have been written to: storage/build/cmake-Debug\\n",
         ];
         run_helper(&processes, &ws.project, &steps_ok, &Call::detached()).await;
-        let steps_fail = ["out:[1/2] Building CXX object src/main.cpp.o\\n", "sleep:60", "err:FAILED: demo\\n", "exit:2"];
+        let steps_fail =
+            ["out:[1/2] Building CXX object src/main.cpp.o\\n", "sleep:60", "err:FAILED: demo\\n", "exit:2"];
         run_helper(&processes, &ws.project, &steps_fail, &Call::detached()).await;
         let running = CancellationToken::new();
         let running_call = Call::new(forgemcp::call::Progress::disabled(), running.clone(), None);
@@ -219,7 +222,12 @@ mod fixtures {
 
         let cases = vec![
             case("workspace-tree", "list", "workspace_list", json!({ "path": "project/", "depth": 2 })),
-            case("workspace-tree", "list-all-hidden", "workspace_list", json!({ "depth": null, "include_hidden": true })),
+            case(
+                "workspace-tree",
+                "list-all-hidden",
+                "workspace_list",
+                json!({ "depth": null, "include_hidden": true }),
+            ),
             case("workspace-tree", "find-files", "workspace_find_files", json!({ "pattern": "*.?pp" })),
             case("workspace-file", "read", "workspace_read_file", json!({ "path": "src/main.cpp" })),
             case(
@@ -236,7 +244,12 @@ mod fixtures {
                 "workspace_text_search",
                 json!({ "query": "\\b(length|normalized)\\b", "regex": true, "max_matches": 4 }),
             ),
-            case("workspace-search", "none", "workspace_text_search", json!({ "query": "no such text", "extensions": ["md"] })),
+            case(
+                "workspace-search",
+                "none",
+                "workspace_text_search",
+                json!({ "query": "no such text", "extensions": ["md"] }),
+            ),
             case("workspace-result", "file-info", "workspace_file_info", json!({ "path": "src/main.cpp" })),
             case(
                 "workspace-result",
@@ -265,11 +278,21 @@ mod fixtures {
             case("workspace-result", "mkdir", "workspace_mkdir", json!({ "path": "project/src/geometry/detail" })),
             case("workspace-result", "mkdir-exists", "workspace_mkdir", json!({ "path": "project/src" })),
             case("workspace-result", "delete", "workspace_delete", json!({ "path": "project/src/geometry/angle.hpp" })),
-            case("workspace-result", "error", "workspace_edit_file", json!({ "path": "src/main.cpp", "old_text": "absent text", "new_text": "x" })),
+            case(
+                "workspace-result",
+                "error",
+                "workspace_edit_file",
+                json!({ "path": "src/main.cpp", "old_text": "absent text", "new_text": "x" }),
+            ),
             case("process-overview", "all", "processes_overview", json!({})),
             case("process-overview", "completed", "processes_overview", json!({ "status": "completed" })),
             case("process-details", "default", "process_get", json!({ "process_id": 1 })),
-            case("process-details", "failed-last-lines", "process_get", json!({ "process_id": 2, "lines": { "last": 1 } })),
+            case(
+                "process-details",
+                "failed-last-lines",
+                "process_get",
+                json!({ "process_id": 2, "lines": { "last": 1 } }),
+            ),
             case("process-details", "error", "process_get", json!({ "process_id": 99 })),
         ];
 
@@ -290,6 +313,17 @@ mod fixtures {
                 std::fs::read_to_string(&path).ok().and_then(|text| serde_json::from_str(&text).ok());
             if committed.map(|c| mask(&c)) != Some(mask(&fresh)) {
                 stale.push(format!("{}/{}", case.widget, case.name));
+            }
+        }
+        // A recorded fixture that no case produces any more is stale too.
+        let produced: Vec<PathBuf> =
+            cases.iter().map(|c| fixtures_dir().join(c.widget).join(format!("{}.json", c.name))).collect();
+        for dir in std::fs::read_dir(fixtures_dir()).expect("fixtures dir").flatten() {
+            for file in std::fs::read_dir(dir.path()).expect("widget fixtures").flatten() {
+                let text = std::fs::read_to_string(file.path()).unwrap_or_default();
+                if text.contains(RECORDED) && !produced.contains(&file.path()) {
+                    stale.push(file.path().display().to_string());
+                }
             }
         }
         running.cancel();
@@ -314,10 +348,7 @@ mod fixtures {
     }
 
     /// Calls the tool and reads every `forgemcp://workspace/results/…` resource its result links.
-    async fn record(
-        client: &rmcp::service::RunningService<rmcp::RoleClient, TestClient>,
-        case: &Case,
-    ) -> Value {
+    async fn record(client: &rmcp::service::RunningService<rmcp::RoleClient, TestClient>, case: &Case) -> Value {
         let result = call(client, case.tool, case.arguments.clone()).await;
         let result = serde_json::to_value(&result).expect("serialize result");
         let mut resources = serde_json::Map::new();
@@ -333,7 +364,7 @@ mod fixtures {
             }
         }
         json!({
-            "origin": "recorded by tests/it/widgets.rs",
+            "origin": RECORDED,
             "tool": case.tool,
             "arguments": case.arguments,
             "result": result,
@@ -404,8 +435,9 @@ mod fixtures {
     fn stabilize_processes(fixture: &mut Value) {
         let mut pids: Vec<(u64, u64)> = Vec::new();
         let mut owner: Option<String> = None;
-        visit(fixture.pointer_mut("/result/structuredContent").unwrap_or(&mut Value::Null), &mut |key, value| {
-            match key {
+        visit(
+            fixture.pointer_mut("/result/structuredContent").unwrap_or(&mut Value::Null),
+            &mut |key, value| match key {
                 "pid" => {
                     let old = value.as_u64().unwrap_or(0);
                     let new = 41_000 + 17 * pids.len() as u64;
@@ -418,8 +450,8 @@ mod fixtures {
                     *value = json!("dev");
                 }
                 _ => {}
-            }
-        });
+            },
+        );
         if let Some(Value::String(text)) = fixture.pointer_mut("/result/content/0/text") {
             for (old, new) in &pids {
                 *text = text.replace(&format!("PID: {old}"), &format!("PID: {new}"));
