@@ -5,7 +5,8 @@
 //! `main` prints as a single stderr line before exiting with status 2 (INTERFACE.md §21).
 //!
 //! Architecture invariant: this is the only module that reads the server's current directory and
-//! environment variables (`PATH`, `PATHEXT` and `ProgramFiles(x86)` for toolchain discovery).
+//! environment variables (`PATH`, `PATHEXT` and `ProgramFiles(x86)` for toolchain discovery;
+//! `XDG_RUNTIME_DIR` and `BROWSER` for the admin Hub).
 //! Everything below `from_args` receives them as parameters, so the rules are unit-tested without
 //! touching process state.
 //! Architecture invariant: a `Config` is never partially valid. There are no fallbacks: an invalid
@@ -54,6 +55,7 @@ pub const MAX_ADMIN_IPC_LEN: usize = 64;
 pub struct Config {
     mode: RunMode,
     admin: AdminConfig,
+    admin_env: AdminEnv,
 }
 
 impl Config {
@@ -63,6 +65,11 @@ impl Config {
 
     pub fn admin(&self) -> &AdminConfig {
         &self.admin
+    }
+
+    /// Environment variables the admin Hub link reads (empty when built by [`build`], as in tests).
+    pub fn admin_env(&self) -> &AdminEnv {
+        &self.admin_env
     }
 
     /// The server settings, when this process serves MCP.
@@ -113,6 +120,28 @@ impl AdminConfig {
     /// True when the group is not the default one (the startup hint then names `--admin-ipc`).
     pub fn is_default_ipc(&self) -> bool {
         self.ipc_name == cli::DEFAULT_ADMIN_IPC
+    }
+}
+
+/// The environment variables the admin modes read, captured once by [`from_args`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AdminEnv {
+    /// `XDG_RUNTIME_DIR` (Unix): the per-user directory that holds the Hub's socket; without it a
+    /// per-uid directory under the system temporary directory is used.
+    pub runtime_dir: Option<PathBuf>,
+    /// `BROWSER`: the browser command `--open-admin` prefers (Unix other than macOS).
+    pub browser: Option<OsString>,
+    /// `USERNAME` (Windows): part of the Hub's pipe name, which is machine-wide.
+    pub user_name: Option<OsString>,
+}
+
+impl AdminEnv {
+    fn from_process() -> AdminEnv {
+        AdminEnv {
+            runtime_dir: std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()).map(PathBuf::from),
+            browser: std::env::var_os("BROWSER").filter(|v| !v.is_empty()),
+            user_name: std::env::var_os("USERNAME").filter(|v| !v.is_empty()),
+        }
     }
 }
 
@@ -419,6 +448,7 @@ pub fn from_args(args: cli::Args) -> Result<Config, ConfigError> {
     #[expect(clippy::disallowed_methods, reason = "config.rs is the one place that reads the server's cwd")]
     let cwd = std::env::current_dir().map_err(|reason| ConfigError::CurrentDir { reason })?;
     let mut config = build(args, &cwd)?;
+    config.admin_env = AdminEnv::from_process();
     if let RunMode::Serve(serve) = &mut config.mode {
         *serve.discovery_env = DiscoveryEnv::from_process();
     }
@@ -436,7 +466,7 @@ pub fn build(args: cli::Args, cwd: &Path) -> Result<Config, ConfigError> {
     } else {
         RunMode::Serve(serve_config(args, cwd)?)
     };
-    Ok(Config { mode, admin })
+    Ok(Config { mode, admin, admin_env: AdminEnv::default() })
 }
 
 fn admin_config(args: &cli::Args) -> Result<AdminConfig, ConfigError> {

@@ -6,6 +6,7 @@ pub mod app;
 pub mod call;
 pub mod cli;
 pub mod config;
+pub mod lsp;
 pub mod process;
 pub mod render;
 pub mod server;

@@ -126,6 +126,19 @@ describe("widget behaviour", { skip }, () => {
       assert.ok((await frame.locator(".t-k").count()) > 0, "C++ keywords are colored");
     }));
 
+  test("file: clangd configuration selector, semantic colors and diagnostic hovers", () =>
+    withWidget({ widget: "workspace-file", fixture: "read-clangd" }, async ({ frame }) => {
+      await frame.locator(".dg-warning").waitFor();
+      assert.ok((await frame.locator(".sem-class").count()) >= 2, "semantic classes");
+      const hover = await frame.locator(".dg-warning").getAttribute("title");
+      assert.match(hover, /warning \(clang-tidy misc-const-correctness\): variable 'v' can be declared 'constexpr'/);
+      assert.match(hover, /Note at project\/include\/geometry\/vector.hpp, line 6, character 7/);
+      await frame.getByLabel("Configuration").selectOption("Release");
+      assert.equal(await frame.locator(".dg").count(), 0);
+      assert.ok((await frame.locator(".sem-method").count()) >= 2, "Release shares the highlighting");
+      assert.match(await frame.locator(".bar").innerText(), /0 diagnostics/);
+    }));
+
   test("search: groups collapse, clipped lines expand, skipped files load in their tab", () =>
     withWidget({ widget: "workspace-search", fixture: "literal" }, async ({ frame }) => {
       assert.equal(await frame.locator("details.group").count(), 5);
@@ -157,9 +170,9 @@ describe("widget behaviour", { skip }, () => {
       await frame.locator(".code .add").first().waitFor();
       const buttons = await frame.locator(".bar button").allInnerTexts();
       assert.deepEqual(buttons.slice(-2), ["Highlight changes", "Wrap lines"]);
-      assert.ok((await frame.locator("mark.chg").count()) >= 4, "changed substrings are highlighted");
+      assert.ok((await frame.locator(".chg").count()) >= 4, "changed substrings are highlighted");
       await frame.getByRole("button", { name: "Highlight changes" }).click();
-      assert.equal(await frame.locator("mark.chg").count(), 0);
+      assert.equal(await frame.locator(".chg").count(), 0);
       await frame.getByRole("button", { name: "Wrap lines" }).click();
       await frame.locator(".code.wrap").waitFor();
       await frame.getByPlaceholder("Find in diff").fill("radians");

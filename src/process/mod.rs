@@ -7,12 +7,14 @@
 //!
 //! Architecture invariant: only this module constructs OS commands (clippy `disallowed-methods`), so
 //! every external program is registered, visible, and killed as a whole tree on timeout, cancellation,
-//! owner drop and shutdown.
+//! owner drop and shutdown. The one exception is [`detached`]: the admin Hub and the browser opener,
+//! which must outlive the server and belong to no workspace.
 //! Architecture invariant: a working directory must lie inside the project or storage root, checked
 //! component-wise on canonical paths.
 //! Architecture invariant: this module knows nothing about MCP; it depends on `workspace::path` and
 //! `call` only.
 
+pub mod detached;
 pub mod journal;
 mod registry;
 mod run;

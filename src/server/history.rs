@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::model::{CallToolResult, JsonObject, RequestMetaObject};
 
 use crate::call::ProgressUpdate;
 
@@ -25,6 +25,9 @@ pub struct CallStarted {
     pub tool: String,
     pub arguments: JsonObject,
     pub at: DateTime<Utc>,
+    /// The request's `_meta` (progress token and any keys the caller added; the admin panel's
+    /// in-process session tags its calls here to recognise them).
+    pub request_meta: RequestMetaObject,
 }
 
 /// How a call ended.

@@ -200,6 +200,7 @@ impl ServerHandler for ForgeServer {
                 tool: name.clone(),
                 arguments: arguments.clone(),
                 at: Utc::now(),
+                request_meta: context.meta.clone(),
             });
         }
         let (progress, peer_progress) = self.progress_for(&context, observer.clone().map(|o| (o, call_id)));

@@ -27,10 +27,9 @@ use crate::workspace::write::WriteAction;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceWriteFileArgs {
-    /// File to create or overwrite: `project/…` or `storage/…` (or `src/x`, `./src/x`). Its parent
-    /// directory must exist.
+    /// File: `project/…` or `storage/…` (or `src/x`); its parent directory must exist.
     pub path: String,
-    /// The complete new content, written as UTF-8 exactly as given (no newline translation).
+    /// The complete new content, written exactly as given (no newline translation).
     pub text: String,
 }
 
@@ -58,13 +57,13 @@ pub struct WorkspaceWriteFileResult {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceEditFileArgs {
-    /// Existing UTF-8 file: `project/…` or `storage/…` (or `src/x`, `./src/x`).
+    /// Existing UTF-8 file: `project/…` or `storage/…` (or `src/x`).
     pub path: String,
-    /// Exact text to replace (not empty; matched byte for byte, line endings included).
+    /// Exact text to replace (non-empty, line endings included).
     pub old_text: String,
     /// Replacement text.
     pub new_text: String,
-    /// Replace every occurrence; otherwise `old_text` must occur exactly once.
+    /// Replace every occurrence.
     #[serde(default)]
     pub replace_all: bool,
 }
@@ -82,18 +81,18 @@ pub struct WorkspaceEditFileResult {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceMoveArgs {
-    /// Existing file or directory to move: `project/…` or `storage/…`.
+    /// Existing file or directory: `project/…` or `storage/…`.
     pub source: String,
-    /// New path in the same root; it must not exist, its parent must.
+    /// New path in the same root.
     pub destination: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceDeleteArgs {
-    /// File or directory to delete: `project/…` or `storage/…`.
+    /// File or directory: `project/…` or `storage/…`.
     pub path: String,
-    /// Required to delete a non-empty directory with everything in it.
+    /// Needed to delete a non-empty directory.
     #[serde(default)]
     pub recursive: bool,
 }
@@ -101,7 +100,7 @@ pub struct WorkspaceDeleteArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceMkdirArgs {
-    /// Directory to create with its missing parents: `project/…` or `storage/…`.
+    /// Directory: `project/…` or `storage/…`.
     pub path: String,
 }
 
@@ -252,8 +251,8 @@ fn register_write_file(registry: &mut Registry, workspace: &Arc<WorkspaceService
         ToolSpec {
             name: "workspace_write_file",
             title: "Write file",
-            description: "Create or overwrite a UTF-8 text file atomically, keeping its permissions. The parent \
-                          directory must exist. `resources.diff` links the diff.",
+            description: "Create or overwrite a UTF-8 text file atomically, keeping its permissions; the parent \
+                          directory must exist.",
             annotations: Annotations::FsWrite,
             widget: Widget::WorkspaceResult,
             icon: Icon::WorkspaceEdit,
@@ -295,9 +294,8 @@ fn register_edit_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>
         ToolSpec {
             name: "workspace_edit_file",
             title: "Edit file",
-            description: "Replace exact text in a UTF-8 file. Without `replace_all`, `old_text` must occur exactly \
-                          once; otherwise nothing changes. Other text, line endings included, is kept byte for \
-                          byte. `resources.diff` links the diff.",
+            description: "Replace exact text in a UTF-8 file; without `replace_all` it must occur exactly once. \
+                          All other text, line endings included, is kept.",
             annotations: Annotations::FsWrite,
             widget: Widget::WorkspaceResult,
             icon: Icon::WorkspaceEdit,
@@ -327,8 +325,8 @@ fn register_move(registry: &mut Registry, workspace: &Arc<WorkspaceService>) {
         ToolSpec {
             name: "workspace_move",
             title: "Move",
-            description: "Move a file or directory within its root. The destination must not exist; its parent \
-                          must. Links, and trees containing links, are not moved.",
+            description: "Move a file or directory within its root; the destination must not exist, its parent \
+                          must. Links are never moved.",
             annotations: Annotations::FsWrite,
             widget: Widget::WorkspaceResult,
             icon: Icon::WorkspaceEdit,
@@ -351,8 +349,7 @@ fn register_delete(registry: &mut Registry, workspace: &Arc<WorkspaceService>) {
         ToolSpec {
             name: "workspace_delete",
             title: "Delete",
-            description: "Delete a file, or a directory tree with `recursive: true`. Links, and trees containing \
-                          links, are not deleted.",
+            description: "Delete a file, or a directory tree with `recursive: true`. Links are never deleted.",
             annotations: Annotations::FsWrite,
             widget: Widget::WorkspaceResult,
             icon: Icon::WorkspaceEdit,
@@ -374,7 +371,7 @@ fn register_mkdir(registry: &mut Registry, workspace: &Arc<WorkspaceService>) {
         ToolSpec {
             name: "workspace_mkdir",
             title: "Create directory",
-            description: "Create a directory and its missing parents; an existing directory is `already_exists`.",
+            description: "Create a directory and its missing parents.",
             annotations: Annotations::FsMkdir,
             widget: Widget::WorkspaceResult,
             icon: Icon::Workspace,

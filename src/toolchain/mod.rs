@@ -31,7 +31,7 @@ pub use toolset::{Environment, SYSTEM_ID, SYSTEM_NAME, Tool, Toolset, ToolsetId}
 
 use crate::call::Call;
 use crate::config::{DiscoveryEnv, ServeConfig, UserToolsetSpec};
-use crate::process::ProcessService;
+use crate::process::{CommandSpec, ProcessService};
 
 /// Errors of the toolchain service.
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +69,24 @@ impl DiscoveryOptions {
             probe_timeout: version::PROBE_TIMEOUT,
         }
     }
+}
+
+/// A command running `executable` in `cwd` in an environment: `env` replaces the server's
+/// environment when given (a captured Visual Studio environment); otherwise the server's is inherited.
+pub fn command_in(env: Option<&Environment>, executable: impl Into<PathBuf>, cwd: impl Into<PathBuf>) -> CommandSpec {
+    let mut command = CommandSpec::new(executable, cwd);
+    if let Some(env) = env {
+        command = command.env_clear();
+        for (key, value) in env {
+            command = command.env(key, value);
+        }
+    }
+    command
+}
+
+/// A command running one of `toolset`'s tools (or any program) in that toolset's environment.
+pub fn tool_command(toolset: &Toolset, executable: impl Into<PathBuf>, cwd: impl Into<PathBuf>) -> CommandSpec {
+    command_in(toolset.environment().map(|env| &**env), executable, cwd)
 }
 
 /// A tool of a toolset with its freshly probed version (`None`: no probe, or it failed).

@@ -19,7 +19,7 @@ use parking_lot::Mutex;
 use super::spec::ToolSpec;
 use super::toolset::{Environment, Tool};
 use crate::call::Call;
-use crate::process::{CommandSpec, ProcessService, Stream, Timeout};
+use crate::process::{ProcessService, Stream, Timeout};
 
 /// Total time a version probe may take.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
@@ -39,16 +39,10 @@ pub async fn probe(
     let args = tool.spec.version_args?;
     let captured = Arc::new(Mutex::new(Captured::default()));
     let sink = captured.clone();
-    let mut command = CommandSpec::new(&tool.path, cwd)
+    let command = super::command_in(env, &tool.path, cwd)
         .args(args.iter().copied())
         .timeout(Timeout::total(timeout))
         .on_line(Arc::new(move |stream, line| sink.lock().push(stream, line)));
-    if let Some(env) = env {
-        command = command.env_clear();
-        for (key, value) in env {
-            command = command.env(key, value);
-        }
-    }
     let completed = match processes.run(command, call).await {
         Ok(completed) => completed,
         Err(err) => {

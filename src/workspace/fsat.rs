@@ -251,7 +251,12 @@ mod unix {
         pub fn open_file(&self, name: &OsStr, expected: &Stat) -> io::Result<File> {
             check_name(name)?;
             let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-            let fd = rfs::openat(&self.fd, name, flags, Mode::empty())?;
+            let fd = match rfs::openat(&self.fd, name, flags, Mode::empty()) {
+                Ok(fd) => fd,
+                // Swapped for a link since the check.
+                Err(Errno::LOOP | Errno::MLINK) => return Err(changed_error()),
+                Err(err) => return Err(err.into()),
+            };
             let now = convert(&rfs::fstat(&fd)?);
             if now.kind != Kind::File || now.id != expected.id || now.nlink != expected.nlink {
                 return Err(changed_error());

@@ -11,7 +11,7 @@ use crate::call::Call;
 use crate::workspace::fsat::{Dir, OpenDirError};
 use crate::workspace::mutate::{PathAction, PathOperation, Session, check_managed};
 use crate::workspace::observer::{Affected, EntryKind, Mutation, MutationKind};
-use crate::workspace::path::{QualifiedPath, ResolveError};
+use crate::workspace::path::{Area, QualifiedPath, ResolveError};
 use crate::workspace::{Error, WorkspaceService};
 
 impl WorkspaceService {
@@ -28,7 +28,12 @@ impl WorkspaceService {
         call.progress.report(0.0, Some(1.0), format!("Creating directory {path}"));
         let session = self.begin_mutation();
         let mut created = Vec::new();
+        let storage_missing = std::fs::symlink_metadata(self.roots.storage()).is_err();
         let outcome = create_all(&session, path, &mut created);
+        if path.area() == Area::Storage && storage_missing && self.roots.storage().is_dir() {
+            // Storage is created on first use; here that use was this call.
+            created.insert(0, QualifiedPath::area_root(Area::Storage));
+        }
         if !created.is_empty() {
             let after = created.iter().map(|p| Affected { path: p.clone(), kind: EntryKind::Directory }).collect();
             session.notify(&Mutation { kind: MutationKind::DirCreated, before: Vec::new(), after });

@@ -3,7 +3,7 @@
 //!
 //! Architecture invariant: this module knows nothing about MCP, processes or other services; other
 //! services plug in through the hooks it defines: the result store, mutation observers
-//! (`observer.rs`) and protected paths (`protect.rs`).
+//! (`observer.rs`), result providers (`provider.rs`) and protected paths (`protect.rs`).
 //! Architecture invariant: operations are synchronous; callers run them on blocking threads.
 //! Reads share the operation lock; mutations take it exclusively, and observers are notified
 //! before it is released.
@@ -22,6 +22,7 @@ pub mod mutate;
 pub mod observer;
 pub mod path;
 pub mod protect;
+pub mod provider;
 pub mod read;
 pub mod results;
 pub mod search;
@@ -36,6 +37,7 @@ use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use observer::{Mutation, MutationObserver};
 use path::{Area, LinkPolicy, PathSyntaxError, QualifiedPath, ResolveError, Resolved, Roots};
 use protect::ProtectedPaths;
+use provider::ResultProvider;
 use results::ResultStore;
 
 /// Errors of workspace operations. Messages name qualified paths, never host paths of managed files.
@@ -171,6 +173,7 @@ pub struct WorkspaceService {
     lock: RwLock<()>,
     results: Arc<ResultStore>,
     observers: RwLock<Vec<Arc<dyn MutationObserver>>>,
+    providers: RwLock<Vec<Arc<dyn ResultProvider>>>,
     protected: ProtectedPaths,
 }
 
@@ -187,6 +190,7 @@ impl WorkspaceService {
             lock: RwLock::new(()),
             results: Arc::new(ResultStore::default()),
             observers: RwLock::new(Vec::new()),
+            providers: RwLock::new(Vec::new()),
             protected,
         }
     }
@@ -194,6 +198,16 @@ impl WorkspaceService {
     /// Registers a service to be told about every change (see `observer.rs`).
     pub fn add_observer(&self, observer: Arc<dyn MutationObserver>) {
         self.observers.write().push(observer);
+    }
+
+    /// Registers a result provider for reads, writes and edits (see `provider.rs`).
+    pub fn add_provider(&self, provider: Arc<dyn ResultProvider>) {
+        self.providers.write().push(provider);
+    }
+
+    /// The registered result providers, in registration order.
+    pub fn providers(&self) -> Vec<Arc<dyn ResultProvider>> {
+        self.providers.read().clone()
     }
 
     /// The protected-path registry; any service may add to it.

@@ -926,6 +926,7 @@ async fn links_swapped_between_check_and_use_never_redirect_a_mutation() {
     eprintln!("race: {} swaps; {n_ok} mutations succeeded, {n_refused} refused", swaps.load(Ordering::Relaxed));
     assert!(swaps.load(Ordering::Relaxed) > 0, "the swapper ran");
     assert!(n_ok > 0 && n_refused > 0, "the race both let mutations through and refused some");
+    assert_eq!(temp_files(&ws.path("race")) + temp_files(&ws.path("race/inner")), 0, "failed writes clean up");
     assert_eq!(n_ok + n_refused, ITERATIONS);
 }
 
@@ -1080,7 +1081,7 @@ fn kill_during_writes(ws: &TempWorkspace, contents: &[String; 2], kills: u32) ->
 async fn sigkill_during_large_writes_leaves_the_old_or_the_new_content() {
     const KILLS: u32 = 200;
     let ws = Arc::new(workspace(""));
-    let contents: [String; 2] = ["A".repeat(63) + "\n", "B".repeat(63) + "\n"].map(|line| line.repeat(4 * 1024));
+    let contents: [String; 2] = ["A".repeat(63) + "\n", "B".repeat(63) + "\n"].map(|line| line.repeat(16 * 1024));
     ws.write("big.txt", &contents[0]);
     let (n_old, n_new, n_leftovers) = {
         let ws = ws.clone();
@@ -1100,7 +1101,7 @@ async fn sigkill_during_large_writes_leaves_the_old_or_the_new_content() {
     assert_eq!(found["paths"], json!(["project/big.txt"]));
     let query = json!({ "query": "^(A+|B+)$", "regex": true, "max_matches": 1 });
     let searched = structured(&call(&client, "workspace_text_search", query).await).clone();
-    assert_eq!(searched["matches_count"], 4 * 1024, "only big.txt's lines match: {}", searched["matches"]);
+    assert_eq!(searched["matches_count"], 16 * 1024, "only big.txt's lines match: {}", searched["matches"]);
     assert_eq!(searched["matches"][0]["path"], "project/big.txt");
     // The next write in that directory removes what a killed server left behind.
     structured(&call(&client, "workspace_write_file", json!({ "path": "big.txt", "text": "done\n" })).await);

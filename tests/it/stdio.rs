@@ -121,3 +121,50 @@ async fn progress_is_sent_only_with_a_progress_token() {
     assert!(progress.iter().all(|p| p["params"]["progressToken"] == "tok"), "{progress:#?}");
     assert_eq!(reply_for(&lines, json!(1))["result"]["structuredContent"]["matches_count"], 1);
 }
+
+/// Minimal valid arguments for tools that need some; every other tool is called with `{}`.
+fn sample_arguments(tool: &str) -> Value {
+    match tool {
+        "workspace_read_file" | "workspace_file_info" => json!({ "path": "a.txt" }),
+        "workspace_text_search" => json!({ "query": "hello" }),
+        "workspace_write_file" => json!({ "path": "new.txt", "text": "new\n" }),
+        "workspace_edit_file" => json!({ "path": "b.txt", "old_text": "old", "new_text": "new" }),
+        "workspace_move" => json!({ "source": "c.txt", "destination": "d.txt" }),
+        "workspace_delete" => json!({ "path": "e.txt" }),
+        "workspace_mkdir" => json!({ "path": "dir" }),
+        "process_get" => json!({ "process_id": 1 }),
+        "toolset_get" => json!({ "toolset_id": "system" }),
+        "cmake_run_test" => json!({ "executable": "a.txt" }),
+        "clangd_diagnostics" | "clangd_document_symbols" => json!({ "path": "a.txt" }),
+        "clangd_hover" | "clangd_definition" | "clangd_references" => {
+            json!({ "path": "a.txt", "position": { "line": 1, "character": 0 } })
+        }
+        "clangd_workspace_symbols" => json!({ "query": "main" }),
+        _ => json!({}),
+    }
+}
+
+#[tokio::test]
+async fn every_tool_answers_over_stdio_and_stdout_stays_json_rpc() {
+    let ws = TempWorkspace::new("//- a.txt\n    hello\n//- b.txt\n    old\n//- c.txt\n    c\n//- e.txt\n    e");
+    let tools = ws.server(Duration::ZERO).tools();
+    assert!(tools.len() >= 10, "{} tools", tools.len());
+    let lines: Vec<String> = tools
+        .iter()
+        .enumerate()
+        .map(|(idx, tool)| {
+            json!({"jsonrpc":"2.0","id":idx + 1,"method":"tools/call","params":{
+                "name": tool.name, "arguments": sample_arguments(&tool.name)}})
+            .to_string()
+        })
+        .collect();
+    let (replies, _) = exchange(&ws, &lines).await;
+    for (idx, tool) in tools.iter().enumerate() {
+        let reply = reply_for(&replies, json!(idx + 1));
+        let result = &reply["result"];
+        assert!(result["content"][0]["text"].is_string(), "{}: {reply}", tool.name);
+        if result["isError"] != true {
+            assert!(result["structuredContent"].is_object(), "{}: {reply}", tool.name);
+        }
+    }
+}

@@ -66,7 +66,7 @@ fn an_unbuilt_widget_is_an_explicit_missing_assets_page() {
     assert!(page.contains("npm run build --prefix frontend"));
 }
 
-#[cfg(feature = "test-tools")]
+#[cfg(all(feature = "test-tools", unix))]
 mod fixtures {
     //! Records one result per case and tool, as the browser tests consume them:
     //! `{origin, tool, arguments, result, resources: {uri: ReadResourceResult}}` under
@@ -75,13 +75,11 @@ mod fixtures {
     //! owners and birth times, which differ between machines and runs.
 
     use std::path::{Path, PathBuf};
-    use std::sync::Arc;
     use std::time::Duration;
 
     use forgemcp::call::Call;
     use forgemcp::process::{CommandSpec, ProcessService};
-    use forgemcp::server::{ForgeServer, Services};
-    use forgemcp::workspace::WorkspaceService;
+    use forgemcp::server::ForgeServer;
     use regex::Regex;
     use rmcp::model::ReadResourceResult;
     use serde_json::{Value, json};
@@ -195,10 +193,23 @@ mod fixtures {
         #[cfg(unix)]
         std::os::unix::fs::symlink("geometry", ws.path("src/current")).expect("symlink");
 
-        let workspace = Arc::new(WorkspaceService::new(ws.roots()));
+        // A System toolset found on a `PATH` of fake tools that print fixed version banners.
+        let bin = ws.base.join("bin");
+        std::fs::create_dir(&bin).expect("bin dir");
+        for (tool, banner) in [
+            ("cmake", "cmake version 3.28.3\n\nCMake suite maintained and supported by Kitware (kitware.com/cmake)."),
+            ("ctest", "ctest version 3.28.3\n\nCMake suite maintained and supported by Kitware (kitware.com/cmake)."),
+            ("ninja", "1.11.1"),
+            ("clangd", "Debian clangd version 16.0.6 (15)\nFeatures: linux+grpc\nPlatform: x86_64-pc-linux-gnu"),
+        ] {
+            let path = bin.join(tool);
+            std::fs::write(&path, format!("#!/bin/sh\nprintf '%s\\n' '{banner}'\n")).expect("fake tool");
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+        }
+        let mut discovery = ws.discovery();
+        discovery.env.path = Some(bin.into_os_string());
         let processes = ProcessService::new(ws.roots());
-        let services = Services { processes: processes.clone(), ..ws.services_with(workspace) };
-        let server = ForgeServer::new(services, Duration::ZERO);
+        let server = ForgeServer::new(ws.services_with_discovery(processes.clone(), discovery), Duration::ZERO);
         let client = connect(server, TestClient::new()).await;
 
         let steps_ok = [
@@ -294,6 +305,9 @@ mod fixtures {
                 json!({ "process_id": 2, "lines": { "last": 1 } }),
             ),
             case("process-details", "error", "process_get", json!({ "process_id": 99 })),
+            // Last: version probes run through the process service too.
+            case("toolsets", "list", "toolsets_list", json!({})),
+            case("toolsets", "get", "toolset_get", json!({ "toolset_id": "system" })),
         ];
 
         let sanitizer = Sanitizer::new(&ws, &helper());

@@ -1,6 +1,8 @@
 // Lexical C/C++ coloring (keywords, comments, strings and characters, numbers, directives), computed
-// over the whole text so block comments spanning lines stay colored, then split into lines.
+// over the whole text so block comments spanning lines stay colored, as per-line decorations.
 import type { ComponentChildren } from "preact";
+
+import { decorate, type Deco } from "./decorate";
 
 const KEYWORDS =
   "alignas alignof auto bool break case catch char char8_t char16_t char32_t class concept const consteval " +
@@ -24,23 +26,28 @@ const CLASSES = ["", "t-c", "t-s", "t-d", "t-n", "t-k"];
 
 export const isCpp = (path: string) => /\.(c|h|cc|hh|cpp|hpp|cxx|hxx|c\+\+|h\+\+|ipp|tpp|inl)$/i.test(path);
 
-/** Lines of `text`, each a list of colored pieces; `rest` renders uncolored text (local search). */
-export function cppLines(text: string, rest: (part: string) => ComponentChildren): ComponentChildren[][] {
-  const lines: ComponentChildren[][] = [[]];
-  const push = (part: string, cls: string) => {
-    part.split("\n").forEach((line, i) => {
-      const piece = line.replace(/\r$/, "");
-      if (i > 0) lines.push([]);
-      if (piece) lines[lines.length - 1].push(cls ? <span class={cls}>{rest(piece)}</span> : rest(piece));
-    });
-  };
-  let at = 0;
+/** Per line of `lines` (joined by LF), the lexical decorations in code points. */
+export function cppDecos(lines: string[]): Deco[][] {
+  const text = lines.join("\n");
+  const starts = [0];
+  for (const line of lines) starts.push(starts[starts.length - 1] + line.length + 1);
+  const out: Deco[][] = lines.map(() => []);
+  let row = 0;
   for (const m of text.matchAll(TOKEN)) {
-    push(text.slice(at, m.index), "");
-    push(m[0], CLASSES[m.findIndex((g, i) => i > 0 && g !== undefined)]);
-    at = m.index + m[0].length;
+    const cls = CLASSES[m.findIndex((g, i) => i > 0 && g !== undefined)];
+    const [from, to] = [m.index, m.index + m[0].length];
+    while (starts[row + 1] <= from) row++;
+    for (let r = row; r < lines.length && starts[r] < to; r++) {
+      const line = lines[r];
+      const a = Math.max(from, starts[r]) - starts[r];
+      const b = Math.min(to, starts[r] + line.length) - starts[r];
+      const cp = (i: number) => Array.from(line.slice(0, i)).length;
+      if (b > a) out[r].push({ start: cp(a), end: cp(b), cls });
+    }
   }
-  push(text.slice(at), "");
-  if (lines.length > 1 && lines[lines.length - 1].length === 0 && /\n$/.test(text)) lines.pop();
-  return lines;
+  return out;
 }
+
+/** Colored lines of a C/C++ text (without line endings). */
+export const cppLines = (lines: string[], rest: (part: string) => ComponentChildren = (p) => p) =>
+  cppDecos(lines).map((decos, i) => decorate(lines[i], decos, rest));

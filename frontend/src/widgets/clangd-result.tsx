@@ -6,7 +6,7 @@ import { useState } from "preact/hooks";
 
 import { Body, mount, type Input } from "../shared/app";
 import { cppLines } from "../shared/cpp";
-import { Code, Copy, Empty, Fields, Filter, Toggle, find, matches, plural } from "../shared/ui";
+import { Code, Copy, Empty, Fields, Filter, Toggle, find, matches, plural, splitLines } from "../shared/ui";
 
 interface Position { line: number; character: number }
 interface Range { start: Position; end: Position }
@@ -40,7 +40,7 @@ const KINDS = ("File Module Namespace Package Class Method Property Field Constr
 const kindName = (k: number) => KINDS[k - 1] ?? `unknown kind (${k})`;
 const at = (p: Position) => `line ${p.line}, character ${p.character}`;
 const range = (r: Range) => `${at(r.start)} to ${at(r.end)}`;
-const cpp = (text: string) => cppLines(text, (part) => part);
+const cpp = (text: string) => cppLines(splitLines(text));
 
 /** The saved excerpt of a location, its own lines marked. */
 function Excerpt({ location }: { location: Location }) {

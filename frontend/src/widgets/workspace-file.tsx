@@ -1,29 +1,49 @@
 // workspace_read_file: the excerpt with a separate line-number column, C/C++ coloring, a wrap toggle
-// (horizontal scrolling when off) and a local search.
+// (horizontal scrolling when off), a local search, and from `resources.clangd` a configuration
+// selector with semantic colors and underlined diagnostics whose hover shows message and notes.
 import { useState } from "preact/hooks";
 
 import { Body, mount } from "../shared/app";
-import { cppLines, isCpp } from "../shared/cpp";
-import { Code, Copy, Empty, Filter, Toggle, find, splitLines } from "../shared/ui";
+import { ConfigurationSelect, clangdDecos, useConfiguration, type ClangdDocument } from "../shared/clangd";
+import { cppDecos, isCpp } from "../shared/cpp";
+import { decorate } from "../shared/decorate";
+import { resourcesTab, useResource, type Links } from "../shared/resources";
+import { Code, Copy, Empty, Filter, Toggle, find, plural, splitLines } from "../shared/ui";
 
 interface FileContent {
   path: string;
   text: string;
   start_line: number;
+  resources: Links;
 }
 
 function FileView({ file }: { file: FileContent }) {
   const [wrap, setWrap] = useState(false);
   const [query, setQuery] = useState("");
-  const rest = (part: string) => find(part, query);
-  const bodies = isCpp(file.path) ? cppLines(file.text, rest) : splitLines(file.text).map((line) => [rest(line)]);
-  const lines = file.text === "" ? [] : bodies.map((body, i) => ({ n: file.start_line + i, body }));
+  const clangd = useResource(file.resources.clangd?.uri);
+  let doc: ClangdDocument | undefined;
+  try {
+    doc = clangd.text ? (JSON.parse(clangd.text) as ClangdDocument) : undefined;
+  } catch {
+    doc = undefined;
+  }
+  const config = useConfiguration(doc, file.path);
+  const texts = file.text === "" ? [] : splitLines(file.text);
+  const lexical = isCpp(file.path) ? cppDecos(texts) : texts.map(() => []);
+  const semantic = clangdDecos(config.file, config.current, file.start_line, texts);
+  const lines = texts.map((text, i) => ({
+    n: file.start_line + i,
+    body: decorate(text, [...lexical[i], ...semantic.decos[i]], (part) => find(part, query)),
+  }));
   return (
     <Body
       bar={
         <>
           <Filter value={query} onInput={setQuery} placeholder="Find in file" />
           <Toggle on={wrap} set={setWrap}>Wrap lines</Toggle>
+          <ConfigurationSelect configurations={config.configurations} current={config.current} set={config.setSelected} />
+          {doc && <span class={semantic.diagnostics ? "warn" : ""}>{plural(semantic.diagnostics, "diagnostic")}</span>}
+          {clangd.error && <span class="muted" title={clangd.error}>clangd annotations unavailable</span>}
           <Copy text={file.text} title="Copy text" />
         </>
       }
@@ -45,7 +65,7 @@ mount<FileContent>({
         </span>
       ),
       status: <span class="pill muted">{range}</span>,
-      tabs: [{ id: "file", label: "File", view: () => <FileView file={file} /> }],
+      tabs: [{ id: "file", label: "File", view: () => <FileView file={file} /> }, ...resourcesTab(file.resources)],
     };
   },
 });

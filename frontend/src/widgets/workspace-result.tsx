@@ -4,8 +4,11 @@
 import { useState } from "preact/hooks";
 
 import { Body, mount, type Tab } from "../shared/app";
+import { ConfigurationSelect, clangdDecos, useConfiguration, type ClangdDocument } from "../shared/clangd";
+import { cppDecos, isCpp } from "../shared/cpp";
+import { decorate } from "../shared/decorate";
 import { resourcesTab, useResource, type Links } from "../shared/resources";
-import { Code, Empty, Fields, Filter, Time, Toggle, bytes, find, plural, spans, type CodeLine } from "../shared/ui";
+import { Code, Empty, Fields, Filter, Time, Toggle, bytes, find, plural, type CodeLine } from "../shared/ui";
 
 interface FileInfo {
   path: string;
@@ -50,11 +53,23 @@ interface Diff {
 const MARK = { context: " ", added: "+", removed: "-" };
 const CLS = { context: "", added: "add", removed: "del" };
 
-function DiffView({ uri, summary }: { uri: string | undefined; summary: string }) {
+/** Parses a JSON resource text, or undefined. */
+function parse<T>(text: string | undefined): T | undefined {
+  try {
+    return text === undefined ? undefined : (JSON.parse(text) as T);
+  } catch {
+    return undefined;
+  }
+}
+
+function DiffView({ path, links, summary }: { path: string; links: Links; summary: string }) {
   const [highlight, setHighlight] = useState(true);
   const [wrap, setWrap] = useState(false);
   const [query, setQuery] = useState("");
+  const uri = links.diff?.uri;
   const { text, error } = useResource(uri);
+  const clangd = useResource(links.clangd?.uri);
+  const config = useConfiguration(parse<ClangdDocument>(clangd.text), path);
   const rest = (part: string) => find(part, query);
   let body;
   if (!uri) body = <Empty>No diff is available for this result.</Empty>;
@@ -69,9 +84,15 @@ function DiffView({ uri, summary }: { uri: string | undefined; summary: string }
       if (i > 0) lines.push({ n: null, body: "⋯", cls: "gap" });
       for (const line of hunk.lines) {
         const content = line.text.replace(/\r?\n$/, "");
+        // Changed substrings, lexical colors, and clangd annotations on new and context lines only.
+        const decos = [
+          ...(highlight ? line.spans.map(([start, end]) => ({ start, end, cls: "chg" })) : []),
+          ...(isCpp(path) ? cppDecos([content])[0] : []),
+          ...(line.after_line === null ? [] : clangdDecos(config.file, config.current, line.after_line, [content]).decos[0]),
+        ];
         lines.push({
           n: `${pad(line.before_line)} ${pad(line.after_line)} ${MARK[line.kind]}`,
-          body: highlight ? spans(content, line.spans, "chg", rest) : rest(content),
+          body: decorate(content, decos, rest),
           cls: CLS[line.kind],
         });
       }
@@ -86,6 +107,7 @@ function DiffView({ uri, summary }: { uri: string | undefined; summary: string }
           <Filter value={query} onInput={setQuery} placeholder="Find in diff" />
           <Toggle on={highlight} set={setHighlight}>Highlight changes</Toggle>
           <Toggle on={wrap} set={setWrap}>Wrap lines</Toggle>
+          <ConfigurationSelect configurations={config.configurations} current={config.current} set={config.setSelected} />
         </>
       }
     >
@@ -136,7 +158,7 @@ mount<Result>({
         title: data.path,
         status: pill("replacements" in data ? "Edited" : data.action === "created" ? "Created" : "Overwritten"),
         tabs: [
-          { id: "changes", label: "Changes", view: () => <DiffView uri={links.diff?.uri} summary={summary} /> },
+          { id: "changes", label: "Changes", view: () => <DiffView path={data.path} links={links} summary={summary} /> },
           fieldsTab(rows),
           ...resourcesTab(links),
         ],

@@ -1,0 +1,563 @@
+//! One clangd process for one compilation context: started through the process service (so it is
+//! listed in `processes_overview` with its transcript), spoken to through `lsp::Client`.
+//!
+//! Every analysis opens the complete current file under a fresh version, collects its answer and
+//! closes the document before returning ([`OpenDocument`] closes it on drop, so a timeout or a
+//! cancelled call closes it too). Analyses of one file in one session take turns; other files run
+//! in parallel.
+//!
+//! clangd loads the compilation database, and starts its background index, only when a file is first
+//! opened. So a new session opens (and closes) the first file of the database once, in the
+//! background; index-backed requests wait for that warm-up and for the index to go idle
+//! ([`Session::index_settled`]), so their answers do not depend on timing.
+//!
+//! Architecture invariant: the session never keeps a document open between analyses.
+//! Architecture invariant: dropping a session stops its process (the `LongLived` handle), and
+//! [`Session::shutdown`] tries `shutdown`/`exit` first.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, oneshot, watch};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::Error;
+use super::convert::file_uri;
+use crate::lsp::{self, Client, PositionEncoding, ResponseError};
+use crate::process::{CommandSpec, LongLived, ProcessId, ProcessService, Stdin};
+use crate::toolchain::Environment;
+
+/// How long `initialize` may take.
+const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the warm-up parse may take before index-backed requests stop waiting for it.
+const WARM_UP_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a polite shutdown may take before the process is stopped.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What starting a session needs.
+#[derive(Debug, Clone)]
+pub struct SessionSpec {
+    pub context_id: String,
+    pub clangd: PathBuf,
+    /// The toolset's environment; `None`: the server's own.
+    pub environment: Option<Arc<Environment>>,
+    /// The directory holding `compile_commands.json`, absolute.
+    pub database_dir: PathBuf,
+    /// The project root, absolute: clangd's working directory and workspace folder.
+    pub project: PathBuf,
+}
+
+/// State the notification handler shares with the session.
+struct State {
+    /// Waiters for `publishDiagnostics` of `(uri, version)`.
+    diagnostics: Mutex<HashMap<(String, i32), oneshot::Sender<Vec<lsp_types::Diagnostic>>>>,
+    /// Work-done progress clangd has begun and not ended, by token, with its title.
+    progress: Mutex<HashMap<String, String>>,
+    /// Number of entries in `progress`.
+    busy: watch::Sender<usize>,
+    /// Progress messages for the calls that are running.
+    messages: broadcast::Sender<String>,
+}
+
+struct SessionHandler(Arc<State>);
+
+impl lsp::Handler for SessionHandler {
+    fn notification(&self, method: &str, params: Value) {
+        let state = &self.0;
+        match method {
+            "textDocument/publishDiagnostics" => {
+                let Ok(params) = serde_json::from_value::<lsp_types::PublishDiagnosticsParams>(params) else {
+                    tracing::debug!("clangd sent diagnostics that do not parse");
+                    return;
+                };
+                // Unversioned diagnostics (clangd clears a closed file's) answer nobody.
+                let Some(version) = params.version else { return };
+                let waiter = state.diagnostics.lock().remove(&(params.uri.as_str().to_owned(), version));
+                if let Some(waiter) = waiter {
+                    let _ = waiter.send(params.diagnostics);
+                }
+            }
+            "$/progress" => progress(state, &params),
+            "window/logMessage" | "window/showMessage" => {
+                tracing::debug!(message = %params.get("message").and_then(Value::as_str).unwrap_or_default(), "clangd");
+            }
+            _ => {}
+        }
+    }
+
+    fn request(&self, method: &str, params: Value) -> Result<Value, ResponseError> {
+        lsp::default_reply(method, &params)
+    }
+}
+
+/// Tracks clangd's work-done progress (the background index) and forwards its messages.
+fn progress(state: &State, params: &Value) {
+    let token = match params.get("token") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => return,
+    };
+    let Some(value) = params.get("value") else { return };
+    let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+    let message = match value.get("kind").and_then(Value::as_str) {
+        Some("begin") => {
+            let title = text("title").unwrap_or_else(|| "working".to_owned());
+            let message = join(&title, text("message"));
+            let mut progress = state.progress.lock();
+            progress.insert(token, title);
+            state.busy.send_replace(progress.len());
+            message
+        }
+        Some("report") => {
+            let title = state.progress.lock().get(&token).cloned().unwrap_or_else(|| "working".to_owned());
+            join(&title, text("message"))
+        }
+        Some("end") => {
+            let mut progress = state.progress.lock();
+            let title = progress.remove(&token).unwrap_or_else(|| "working".to_owned());
+            state.busy.send_replace(progress.len());
+            join(&title, Some(text("message").unwrap_or_else(|| "done".to_owned())))
+        }
+        _ => return,
+    };
+    let _ = state.messages.send(format!("clangd {message}"));
+}
+
+fn join(title: &str, message: Option<String>) -> String {
+    match message {
+        Some(message) if !message.is_empty() => format!("{title}: {message}"),
+        _ => title.to_owned(),
+    }
+}
+
+/// The documents of one session: versions, per-file turns, and the diagnostics waiters.
+struct Documents {
+    client: Client,
+    state: Arc<State>,
+    next_version: AtomicI32,
+    locks: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
+}
+
+impl Documents {
+    /// Opens `text` as `uri` under a fresh version, after the previous analysis of that file closed
+    /// it. Waits at most until `deadline` for its turn.
+    async fn open(
+        self: &Arc<Self>,
+        uri: &lsp_types::Uri,
+        language: &str,
+        text: &str,
+        deadline: Instant,
+    ) -> Result<OpenDocument, Error> {
+        let lock = {
+            let mut locks = self.locks.lock();
+            locks.retain(|_, lock| lock.strong_count() > 0);
+            match locks.get(uri.as_str()).and_then(Weak::upgrade) {
+                Some(lock) => lock,
+                None => {
+                    let lock = Arc::new(tokio::sync::Mutex::new(()));
+                    locks.insert(uri.as_str().to_owned(), Arc::downgrade(&lock));
+                    lock
+                }
+            }
+        };
+        let turn = tokio::time::timeout_at(deadline, lock.lock_owned())
+            .await
+            .map_err(|_| Error::Busy { uri: uri.as_str().to_owned() })?;
+        let version = self.next_version.fetch_add(1, Ordering::Relaxed);
+        let (waiter, diagnostics) = oneshot::channel();
+        self.state.diagnostics.lock().insert((uri.as_str().to_owned(), version), waiter);
+        let doc = OpenDocument {
+            documents: self.clone(),
+            uri: uri.clone(),
+            version,
+            diagnostics: Some(diagnostics),
+            _turn: turn,
+        };
+        let item = lsp_types::TextDocumentItem::new(uri.clone(), language.to_owned(), version, text.to_owned());
+        self.client
+            .notify::<lsp_types::notification::DidOpenTextDocument>(lsp_types::DidOpenTextDocumentParams {
+                text_document: item,
+            })
+            .map_err(Error::Lsp)?;
+        Ok(doc)
+    }
+}
+
+/// A document open in clangd; dropping it closes it.
+pub struct OpenDocument {
+    documents: Arc<Documents>,
+    pub uri: lsp_types::Uri,
+    pub version: i32,
+    diagnostics: Option<oneshot::Receiver<Vec<lsp_types::Diagnostic>>>,
+    _turn: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl OpenDocument {
+    pub fn identifier(&self) -> lsp_types::TextDocumentIdentifier {
+        lsp_types::TextDocumentIdentifier::new(self.uri.clone())
+    }
+
+    /// The diagnostics clangd publishes for this version (once per document).
+    pub async fn diagnostics(&mut self, deadline: Instant) -> Result<Vec<lsp_types::Diagnostic>, Error> {
+        let Some(receiver) = self.diagnostics.take() else { return Ok(Vec::new()) };
+        let client = &self.documents.client;
+        tokio::select! {
+            published = tokio::time::timeout_at(deadline, receiver) => match published {
+                Ok(Ok(diagnostics)) => Ok(diagnostics),
+                Ok(Err(_)) | Err(_) => Err(Error::Lsp(client.closed_reason().map_or_else(
+                    || lsp::Error::Timeout {
+                        server: client.server().to_owned(),
+                        method: "textDocument/publishDiagnostics".to_owned(),
+                        after: Duration::ZERO,
+                    },
+                    |reason| lsp::Error::Closed { server: client.server().to_owned(), reason },
+                ))),
+            },
+            reason = client.closed() => Err(Error::Lsp(lsp::Error::Closed { server: client.server().to_owned(), reason })),
+        }
+    }
+}
+
+impl Drop for OpenDocument {
+    fn drop(&mut self) {
+        self.documents.state.diagnostics.lock().remove(&(self.uri.as_str().to_owned(), self.version));
+        let params = lsp_types::DidCloseTextDocumentParams { text_document: self.identifier() };
+        // Queued before the turn is released, so the next open of this file comes after the close.
+        let _ = self.documents.client.notify::<lsp_types::notification::DidCloseTextDocument>(params);
+    }
+}
+
+/// One running clangd.
+pub struct Session {
+    pub context_id: String,
+    client: Client,
+    process: LongLived,
+    pub encoding: PositionEncoding,
+    pub capabilities: lsp_types::ServerCapabilities,
+    documents: Arc<Documents>,
+    state: Arc<State>,
+    warmed: watch::Receiver<bool>,
+    warm_up: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(task) = self.warm_up.get_mut().take() {
+            task.abort();
+        }
+    }
+}
+
+/// The language id clangd gets for a file.
+pub fn language_id(path: &Path) -> &'static str {
+    match path.extension().and_then(|ext| ext.to_str()) {
+        Some("c") => "c",
+        Some("m") => "objective-c",
+        Some("mm") => "objective-cpp",
+        _ => "cpp",
+    }
+}
+
+fn client_capabilities() -> lsp_types::ClientCapabilities {
+    let capabilities = json!({
+        "window": { "workDoneProgress": true },
+        "workspace": {
+            "didChangeWatchedFiles": { "dynamicRegistration": false },
+            "symbol": { "symbolKind": { "valueSet": (1..=26).collect::<Vec<u32>>() } }
+        },
+        "textDocument": {
+            "synchronization": { "didSave": false },
+            "publishDiagnostics": {
+                "relatedInformation": true,
+                "versionSupport": true,
+                "tagSupport": { "valueSet": [1, 2] },
+                "codeDescriptionSupport": true
+            },
+            "hover": { "contentFormat": ["markdown", "plaintext"] },
+            "definition": { "linkSupport": false },
+            "references": {},
+            "documentSymbol": {
+                "hierarchicalDocumentSymbolSupport": true,
+                "symbolKind": { "valueSet": (1..=26).collect::<Vec<u32>>() }
+            },
+            "semanticTokens": {
+                "requests": { "full": true },
+                "tokenTypes": [],
+                "tokenModifiers": [],
+                "formats": ["relative"],
+                "overlappingTokenSupport": false,
+                "multilineTokenSupport": false
+            }
+        }
+    });
+    serde_json::from_value(capabilities).expect("the client capabilities are well-formed")
+}
+
+impl Session {
+    /// Starts clangd for one context and initializes it; the warm-up continues in the background.
+    pub async fn start(processes: &ProcessService, spec: &SessionSpec) -> Result<Arc<Session>, Error> {
+        let mut command = CommandSpec::new(&spec.clangd, &spec.project)
+            .arg("-j=2")
+            .arg(format!("--compile-commands-dir={}", spec.database_dir.display()))
+            .stdin(Stdin::Piped);
+        if let Some(env) = &spec.environment {
+            command = command.env_clear();
+            for (key, value) in env.iter() {
+                command = command.env(key.clone(), value.clone());
+            }
+        }
+        let mut process = processes.spawn_long_lived(command).await.map_err(Error::Start)?;
+        let stdin = process.stdin.take().expect("the command asked for a piped stdin");
+        let stdout = std::mem::replace(&mut process.stdout, placeholder_stdout(&process));
+        let state = Arc::new(State {
+            diagnostics: Mutex::new(HashMap::new()),
+            progress: Mutex::new(HashMap::new()),
+            busy: watch::channel(0).0,
+            messages: broadcast::channel(64).0,
+        });
+        let server = format!("clangd of configuration `{}`", spec.context_id);
+        let client = Client::start(server, stdout, stdin, Arc::new(SessionHandler(state.clone())));
+        let root = file_uri(&spec.project);
+        let name = spec.project.file_name().map_or_else(|| "project".to_owned(), |n| n.to_string_lossy().into_owned());
+        #[allow(deprecated)] // clangd 14 still reads `rootUri`.
+        let params = lsp_types::InitializeParams {
+            process_id: Some(std::process::id()),
+            root_uri: Some(root.clone()),
+            workspace_folders: Some(vec![lsp_types::WorkspaceFolder { uri: root, name }]),
+            capabilities: client_capabilities(),
+            client_info: Some(lsp_types::ClientInfo {
+                name: "forgemcp".to_owned(),
+                version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+            }),
+            ..lsp_types::InitializeParams::default()
+        };
+        let initialized = client.initialize(params, INITIALIZE_TIMEOUT).await.map_err(Error::Lsp)?;
+        let documents = Arc::new(Documents {
+            client: client.clone(),
+            state: state.clone(),
+            next_version: AtomicI32::new(1),
+            locks: Mutex::new(HashMap::new()),
+        });
+        let (warmed_tx, warmed) = watch::channel(false);
+        let session = Arc::new(Session {
+            context_id: spec.context_id.clone(),
+            client,
+            process,
+            encoding: initialized.encoding,
+            capabilities: initialized.capabilities,
+            documents: documents.clone(),
+            state,
+            warmed,
+            warm_up: Mutex::new(None),
+        });
+        let database = spec.database_dir.join("compile_commands.json");
+        let task = tokio::spawn(async move {
+            warm_up(&documents, &database).await;
+            warmed_tx.send_replace(true);
+        });
+        *session.warm_up.lock() = Some(task);
+        Ok(session)
+    }
+
+    pub fn process_id(&self) -> ProcessId {
+        self.process.id
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.process.pid
+    }
+
+    /// Whether the process runs and the connection is open.
+    pub fn is_alive(&self) -> bool {
+        self.client.closed_reason().is_none() && self.process.status().is_running()
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Opens the complete current text of a file; see [`OpenDocument`].
+    pub async fn open(&self, uri: &lsp_types::Uri, path: &Path, text: &str, deadline: Instant) -> Result<OpenDocument, Error> {
+        self.documents.open(uri, language_id(path), text, deadline).await
+    }
+
+    /// Sends a request that must be answered before `deadline`.
+    pub async fn request<R>(&self, params: R::Params, deadline: Instant) -> Result<R::Result, Error>
+    where
+        R: lsp_types::request::Request,
+        R::Params: serde::Serialize,
+        R::Result: serde::de::DeserializeOwned,
+    {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        self.client.request::<R>(params, remaining).await.map_err(Error::Lsp)
+    }
+
+    /// Waits until the warm-up finished and clangd reports no work in progress (its background
+    /// index is idle), or until `deadline`. Returns whether it settled.
+    pub async fn index_settled(&self, deadline: Instant) -> bool {
+        let mut warmed = self.warmed.clone();
+        let mut busy = self.state.busy.subscribe();
+        let settled = async {
+            let _ = warmed.wait_for(|warmed| *warmed).await;
+            let _ = busy.wait_for(|n| *n == 0).await;
+        };
+        tokio::time::timeout_at(deadline, settled).await.is_ok()
+    }
+
+    /// Progress messages clangd sends from now on.
+    pub fn messages(&self) -> broadcast::Receiver<String> {
+        self.state.messages.subscribe()
+    }
+
+    /// Sends a notification (file changes); never waits.
+    pub fn notify<N>(&self, params: N::Params)
+    where
+        N: lsp_types::notification::Notification,
+        N::Params: serde::Serialize,
+    {
+        if let Err(err) = self.client.notify::<N>(params) {
+            tracing::debug!(context = %self.context_id, "notification not sent: {err}");
+        }
+    }
+
+    /// `shutdown` and `exit`, then the process is stopped if it has not ended by itself.
+    pub async fn shutdown(&self) {
+        if let Some(task) = self.warm_up.lock().take() {
+            task.abort();
+        }
+        if self.client.closed_reason().is_none() {
+            let _ = self.client.shutdown(SHUTDOWN_TIMEOUT).await;
+        }
+        if tokio::time::timeout(SHUTDOWN_TIMEOUT, self.process.wait()).await.is_err() {
+            self.process.stop().await;
+        }
+    }
+}
+
+/// `LongLived::stdout` is moved into the client; the field keeps a closed stand-in.
+fn placeholder_stdout(process: &LongLived) -> crate::process::RecordedStdout {
+    process.stdout_placeholder()
+}
+
+/// Opens the first file of the compilation database once, so clangd loads the database and starts
+/// its background index.
+async fn warm_up(documents: &Arc<Documents>, database: &Path) {
+    let Some((file, text)) = tokio::task::spawn_blocking({
+        let database = database.to_path_buf();
+        move || first_database_file(&database)
+    })
+    .await
+    .ok()
+    .flatten() else {
+        return;
+    };
+    let uri = file_uri(&file);
+    let deadline = Instant::now() + WARM_UP_TIMEOUT;
+    match documents.open(&uri, language_id(&file), &text, deadline).await {
+        Ok(mut doc) => {
+            if let Err(err) = doc.diagnostics(deadline).await {
+                tracing::debug!("clangd warm-up: {err}");
+            }
+        }
+        Err(err) => tracing::debug!("clangd warm-up: {err}"),
+    }
+}
+
+/// The first entry of a compilation database whose file can be read as text.
+fn first_database_file(database: &Path) -> Option<(PathBuf, String)> {
+    let bytes = std::fs::read(database).ok()?;
+    let entries: Vec<Value> = serde_json::from_slice(&bytes).ok()?;
+    entries.iter().find_map(|entry| {
+        let file = Path::new(entry.get("file")?.as_str()?);
+        let file = if file.is_absolute() {
+            file.to_path_buf()
+        } else {
+            Path::new(entry.get("directory")?.as_str()?).join(file)
+        };
+        let text = std::fs::read_to_string(&file).ok()?;
+        Some((file, text))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> Arc<State> {
+        Arc::new(State {
+            diagnostics: Mutex::new(HashMap::new()),
+            progress: Mutex::new(HashMap::new()),
+            busy: watch::channel(0).0,
+            messages: broadcast::channel(16).0,
+        })
+    }
+
+    #[test]
+    fn progress_tracks_begin_and_end_and_forwards_messages() {
+        let state = state();
+        let mut messages = state.messages.subscribe();
+        let handler = SessionHandler(state.clone());
+        let send = |value: Value| {
+            lsp::Handler::notification(&handler, "$/progress", json!({ "token": "backgroundIndexProgress", "value": value }))
+        };
+        send(json!({"kind": "begin", "title": "indexing", "percentage": 0}));
+        assert_eq!(*state.busy.borrow(), 1);
+        send(json!({"kind": "report", "message": "4/10", "percentage": 40}));
+        send(json!({"kind": "end"}));
+        assert_eq!(*state.busy.borrow(), 0);
+        let received: Vec<String> = std::iter::from_fn(|| messages.try_recv().ok()).collect();
+        assert_eq!(received, ["clangd indexing", "clangd indexing: 4/10", "clangd indexing: done"]);
+    }
+
+    #[test]
+    fn versioned_diagnostics_reach_their_waiter_and_others_are_ignored() {
+        let state = state();
+        let handler = SessionHandler(state.clone());
+        let (tx, mut rx) = oneshot::channel();
+        state.diagnostics.lock().insert(("file:///a.cpp".to_owned(), 3), tx);
+        let publish = |version: Option<i32>| {
+            let mut params = json!({ "uri": "file:///a.cpp", "diagnostics": [
+                { "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "message": "m" }
+            ]});
+            if let Some(version) = version {
+                params["version"] = json!(version);
+            }
+            lsp::Handler::notification(&handler, "textDocument/publishDiagnostics", params);
+        };
+        publish(None);
+        publish(Some(2));
+        assert!(rx.try_recv().is_err());
+        publish(Some(3));
+        assert_eq!(rx.try_recv().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn the_warm_up_file_is_the_first_readable_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("b.cpp"), "int b;\n").unwrap();
+        let database = dir.path().join("compile_commands.json");
+        let entries = json!([
+            { "directory": dir.path(), "file": "missing.cpp", "command": "c++ -c missing.cpp" },
+            { "directory": dir.path(), "file": "b.cpp", "command": "c++ -c b.cpp" }
+        ]);
+        std::fs::write(&database, entries.to_string()).unwrap();
+        let (file, text) = first_database_file(&database).unwrap();
+        assert_eq!(file, dir.path().join("b.cpp"));
+        assert_eq!(text, "int b;\n");
+        std::fs::write(&database, "not json").unwrap();
+        assert!(first_database_file(&database).is_none());
+    }
+
+    #[test]
+    fn language_ids() {
+        assert_eq!(language_id(Path::new("/p/a.c")), "c");
+        assert_eq!(language_id(Path::new("/p/a.hpp")), "cpp");
+        assert_eq!(language_id(Path::new("/p/a.h")), "cpp");
+    }
+}

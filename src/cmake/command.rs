@@ -1,0 +1,397 @@
+//! Argument lists of every CMake and CTest command ForgeMCP runs, and the recognition of configure
+//! status lines in their output.
+//!
+//! Architecture invariant: pure functions of their inputs; nothing here touches the file system,
+//! looks up tools or spawns anything. The service resolves paths and tools first and hands them in.
+//! Architecture invariant: every value is one literal argument; no shell is involved, so values with
+//! spaces, `=` or quotes need no quoting.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use crate::config::CmakeDefine;
+
+/// The cache entries ForgeMCP sets itself (`-S`/`-B`); a `define=` may not override them.
+const RESERVED_VARIABLES: &[&str] = &["CMAKE_HOME_DIRECTORY", "CMAKE_CACHEFILE_DIR"];
+
+/// Why a plain profile's configure command cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    #[error("`define={name}=…` cannot be used: ForgeMCP sets the source and build directories itself")]
+    Reserved { name: String },
+    #[error("`{variable}` is set both by `{key}` and by `define={variable}=…`; keep one of them")]
+    Duplicate { variable: &'static str, key: &'static str },
+    #[error("`configuration={configuration}` conflicts with `define=CMAKE_BUILD_TYPE={value}`")]
+    BuildTypeConflict { configuration: String, value: String },
+}
+
+/// Everything a plain profile's configure command needs, already resolved to absolute paths.
+#[derive(Debug, Clone, Copy)]
+pub struct PlainConfigure<'a> {
+    pub source: &'a Path,
+    pub build: &'a Path,
+    pub generator: &'a str,
+    /// `CMAKE_BUILD_TYPE` unless a define sets it (to the same value).
+    pub configuration: Option<&'a str>,
+    /// The operator's `define=` entries, in command-line order.
+    pub defines: &'a [CmakeDefine],
+    pub c_compiler: Option<&'a Path>,
+    pub cxx_compiler: Option<&'a Path>,
+    pub toolchain_file: Option<&'a Path>,
+    /// The toolset's ninja for Ninja generators (`CMAKE_MAKE_PROGRAM` unless a define sets it).
+    pub make_program: Option<&'a Path>,
+}
+
+/// Whether `generator` runs ninja (and therefore needs the toolset's ninja).
+pub fn needs_ninja(generator: &str) -> bool {
+    generator == "Ninja" || generator == "Ninja Multi-Config"
+}
+
+/// `NAME` of a `NAME:TYPE` cache entry.
+fn variable_name(define: &str) -> &str {
+    define.split_once(':').map_or(define, |(name, _)| name)
+}
+
+fn arg(text: impl Into<OsString>) -> OsString {
+    text.into()
+}
+
+fn define(name: &str, value: impl AsRef<std::ffi::OsStr>) -> OsString {
+    let mut res = OsString::from(format!("-D{name}="));
+    res.push(value);
+    res
+}
+
+/// `cmake -S <source> -B <build> -G <generator> -D…` for a plain profile. The operator's defines come
+/// first, in order; then `CMAKE_BUILD_TYPE`, `CMAKE_EXPORT_COMPILE_COMMANDS=ON`, `CMAKE_MAKE_PROGRAM`,
+/// the compilers and the toolchain file, each unless a define already sets that variable.
+pub fn configure_plain(c: &PlainConfigure<'_>) -> Result<Vec<OsString>, CommandError> {
+    let defined = |variable: &str| c.defines.iter().find(|d| variable_name(&d.name) == variable);
+    if let Some(reserved) = c.defines.iter().find(|d| RESERVED_VARIABLES.contains(&variable_name(&d.name))) {
+        return Err(CommandError::Reserved { name: reserved.name.clone() });
+    }
+    for (variable, key, set) in [
+        ("CMAKE_C_COMPILER", "c-compiler", c.c_compiler.is_some()),
+        ("CMAKE_CXX_COMPILER", "cxx-compiler", c.cxx_compiler.is_some()),
+        ("CMAKE_TOOLCHAIN_FILE", "toolchain-file", c.toolchain_file.is_some()),
+    ] {
+        if set && defined(variable).is_some() {
+            return Err(CommandError::Duplicate { variable, key });
+        }
+    }
+    if let (Some(configuration), Some(build_type)) = (c.configuration, defined("CMAKE_BUILD_TYPE"))
+        && build_type.value != configuration
+    {
+        return Err(CommandError::BuildTypeConflict {
+            configuration: configuration.to_owned(),
+            value: build_type.value.clone(),
+        });
+    }
+    let mut res = vec![arg("-S"), arg(c.source), arg("-B"), arg(c.build), arg("-G"), arg(c.generator)];
+    res.extend(c.defines.iter().map(|d| define(&d.name, &d.value)));
+    if let Some(configuration) = c.configuration
+        && defined("CMAKE_BUILD_TYPE").is_none()
+    {
+        res.push(define("CMAKE_BUILD_TYPE", configuration));
+    }
+    if defined("CMAKE_EXPORT_COMPILE_COMMANDS").is_none() {
+        res.push(define("CMAKE_EXPORT_COMPILE_COMMANDS", "ON"));
+    }
+    if let Some(ninja) = c.make_program
+        && defined("CMAKE_MAKE_PROGRAM").is_none()
+    {
+        res.push(define("CMAKE_MAKE_PROGRAM", ninja));
+    }
+    for (variable, value) in [
+        ("CMAKE_C_COMPILER", c.c_compiler),
+        ("CMAKE_CXX_COMPILER", c.cxx_compiler),
+        ("CMAKE_TOOLCHAIN_FILE", c.toolchain_file),
+    ] {
+        if let Some(value) = value {
+            res.push(define(variable, value));
+        }
+    }
+    Ok(res)
+}
+
+/// `cmake --preset <preset>`: CMake resolves the preset's directories, generator and environment.
+pub fn configure_preset(preset: &str) -> Vec<OsString> {
+    vec![arg("--preset"), arg(preset)]
+}
+
+/// `cmake --list-presets=all`.
+pub fn list_presets() -> Vec<OsString> {
+    vec![arg("--list-presets=all")]
+}
+
+/// What a build or test command works on.
+#[derive(Debug, Clone, Copy)]
+pub enum Target<'a> {
+    /// An existing build directory (absolute).
+    Directory(&'a Path),
+    /// A build or test preset.
+    Preset(&'a str),
+}
+
+/// `cmake --build <dir>|--preset <p> [--config C] [--target T…] [--parallel N]`.
+pub fn build(target: Target<'_>, configuration: Option<&str>, targets: &[String], parallel: Option<u32>) -> Vec<OsString> {
+    let mut res = vec![arg("--build")];
+    match target {
+        Target::Directory(dir) => res.push(arg(dir)),
+        Target::Preset(preset) => res.extend([arg("--preset"), arg(preset)]),
+    }
+    if let Some(configuration) = configuration {
+        res.extend([arg("--config"), arg(configuration)]);
+    }
+    if !targets.is_empty() {
+        res.push(arg("--target"));
+        res.extend(targets.iter().map(arg));
+    }
+    if let Some(parallel) = parallel {
+        res.extend([arg("--parallel"), arg(parallel.to_string())]);
+    }
+    res
+}
+
+/// `ctest --test-dir <dir> --no-tests=error|--preset <p> --output-junit <file> --output-on-failure
+/// [--build-config C] [--tests-regex ^(…)$] [--parallel N]`.
+pub fn test(
+    target: Target<'_>,
+    junit: &Path,
+    configuration: Option<&str>,
+    names: &[String],
+    parallel: Option<u32>,
+) -> Vec<OsString> {
+    let mut res = match target {
+        Target::Directory(dir) => vec![arg("--test-dir"), arg(dir), arg("--no-tests=error")],
+        Target::Preset(preset) => vec![arg("--preset"), arg(preset)],
+    };
+    res.extend([arg("--output-junit"), arg(junit), arg("--output-on-failure")]);
+    if let Some(configuration) = configuration {
+        res.extend([arg("--build-config"), arg(configuration)]);
+    }
+    if !names.is_empty() {
+        res.extend([arg("--tests-regex"), arg(tests_regex(names))]);
+    }
+    if let Some(parallel) = parallel {
+        res.extend([arg("--parallel"), arg(parallel.to_string())]);
+    }
+    res
+}
+
+/// An anchored alternation matching exactly `names`, in CMake's regular expression dialect (every
+/// metacharacter escaped with a backslash).
+pub fn tests_regex(names: &[String]) -> String {
+    let mut res = String::from("^(");
+    for (idx, name) in names.iter().enumerate() {
+        if idx > 0 {
+            res.push('|');
+        }
+        for ch in name.chars() {
+            if matches!(ch, '^' | '$' | '.' | '[' | ']' | '*' | '+' | '?' | '(' | ')' | '|' | '\\') {
+                res.push('\\');
+            }
+            res.push(ch);
+        }
+    }
+    res.push_str(")$");
+    res
+}
+
+/// A configure output line worth a progress message: `-- <status>` without the dashes, and
+/// `CMake Error…`/`CMake Warning…`/`CMake Deprecation Warning…` headers as they are.
+pub fn configure_status(line: &str) -> Option<&str> {
+    let line = line.trim_end();
+    if let Some(status) = line.strip_prefix("-- ") {
+        let status = status.trim();
+        return (!status.is_empty()).then_some(status);
+    }
+    (line.starts_with("CMake Error") || line.starts_with("CMake Warning") || line.starts_with("CMake Deprecation"))
+        .then_some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use expect_test::{Expect, expect};
+
+    use super::*;
+
+    #[track_caller]
+    fn check(args: Vec<OsString>, expect: Expect) {
+        let shown: Vec<String> = args.iter().map(|a| format!("[{}]", a.to_string_lossy())).collect();
+        expect.assert_eq(&shown.join(" "));
+    }
+
+    fn defines(pairs: &[(&str, &str)]) -> Vec<CmakeDefine> {
+        pairs.iter().map(|(name, value)| CmakeDefine { name: (*name).to_owned(), value: (*value).to_owned() }).collect()
+    }
+
+    struct Paths {
+        source: PathBuf,
+        build: PathBuf,
+        ninja: PathBuf,
+        gcc: PathBuf,
+        gxx: PathBuf,
+        toolchain: PathBuf,
+    }
+
+    fn paths() -> Paths {
+        Paths {
+            source: PathBuf::from("/w/proj"),
+            build: PathBuf::from("/w/.proj.forgemcp/build/cmake-Debug"),
+            ninja: PathBuf::from("/usr/bin/ninja"),
+            gcc: PathBuf::from("/usr/bin/gcc"),
+            gxx: PathBuf::from("/usr/bin/g++"),
+            toolchain: PathBuf::from("/w/proj/cmake/tc.cmake"),
+        }
+    }
+
+    fn plain<'a>(p: &'a Paths, defines: &'a [CmakeDefine]) -> PlainConfigure<'a> {
+        PlainConfigure {
+            source: &p.source,
+            build: &p.build,
+            generator: "Ninja",
+            configuration: Some("Debug"),
+            defines,
+            c_compiler: None,
+            cxx_compiler: None,
+            toolchain_file: None,
+            make_program: Some(&p.ninja),
+        }
+    }
+
+    #[test]
+    fn automatic_debug_profile() {
+        let p = paths();
+        check(
+            configure_plain(&plain(&p, &[])).unwrap(),
+            expect![[
+                r#"[-S] [/w/proj] [-B] [/w/.proj.forgemcp/build/cmake-Debug] [-G] [Ninja] [-DCMAKE_BUILD_TYPE=Debug] [-DCMAKE_EXPORT_COMPILE_COMMANDS=ON] [-DCMAKE_MAKE_PROGRAM=/usr/bin/ninja]"#
+            ]],
+        );
+    }
+
+    #[test]
+    fn plain_profile_with_every_setting() {
+        let p = paths();
+        let defines = defines(&[("FIXTURE_NEGATIVE_TESTS:BOOL", "ON"), ("CMAKE_CXX_FLAGS", "-O0 -g -DX=\"a b\"")]);
+        let c = PlainConfigure {
+            generator: "Ninja Multi-Config",
+            configuration: None,
+            c_compiler: Some(&p.gcc),
+            cxx_compiler: Some(&p.gxx),
+            toolchain_file: Some(&p.toolchain),
+            ..plain(&p, &defines)
+        };
+        check(
+            configure_plain(&c).unwrap(),
+            expect![[
+                r#"[-S] [/w/proj] [-B] [/w/.proj.forgemcp/build/cmake-Debug] [-G] [Ninja Multi-Config] [-DFIXTURE_NEGATIVE_TESTS:BOOL=ON] [-DCMAKE_CXX_FLAGS=-O0 -g -DX="a b"] [-DCMAKE_EXPORT_COMPILE_COMMANDS=ON] [-DCMAKE_MAKE_PROGRAM=/usr/bin/ninja] [-DCMAKE_C_COMPILER=/usr/bin/gcc] [-DCMAKE_CXX_COMPILER=/usr/bin/g++] [-DCMAKE_TOOLCHAIN_FILE=/w/proj/cmake/tc.cmake]"#
+            ]],
+        );
+    }
+
+    #[test]
+    fn defines_replace_the_derived_settings() {
+        let p = paths();
+        let defines = defines(&[
+            ("CMAKE_EXPORT_COMPILE_COMMANDS", "OFF"),
+            ("CMAKE_BUILD_TYPE:STRING", "Debug"),
+            ("CMAKE_MAKE_PROGRAM", "/opt/ninja"),
+        ]);
+        let c = PlainConfigure { generator: "Unix Makefiles", make_program: None, ..plain(&p, &defines) };
+        check(
+            configure_plain(&c).unwrap(),
+            expect![[
+                r#"[-S] [/w/proj] [-B] [/w/.proj.forgemcp/build/cmake-Debug] [-G] [Unix Makefiles] [-DCMAKE_EXPORT_COMPILE_COMMANDS=OFF] [-DCMAKE_BUILD_TYPE:STRING=Debug] [-DCMAKE_MAKE_PROGRAM=/opt/ninja]"#
+            ]],
+        );
+    }
+
+    #[test]
+    fn refused_plain_settings() {
+        let p = paths();
+        let reserved = defines(&[("CMAKE_HOME_DIRECTORY:INTERNAL", "/elsewhere")]);
+        let err = configure_plain(&plain(&p, &reserved)).unwrap_err();
+        expect![[
+            r#"`define=CMAKE_HOME_DIRECTORY:INTERNAL=…` cannot be used: ForgeMCP sets the source and build directories itself"#
+        ]]
+        .assert_eq(&err.to_string());
+        let twice = defines(&[("CMAKE_CXX_COMPILER", "/usr/bin/clang++")]);
+        let c = PlainConfigure { cxx_compiler: Some(&p.gxx), ..plain(&p, &twice) };
+        expect![[
+            r#"`CMAKE_CXX_COMPILER` is set both by `cxx-compiler` and by `define=CMAKE_CXX_COMPILER=…`; keep one of them"#
+        ]]
+        .assert_eq(&configure_plain(&c).unwrap_err().to_string());
+        let conflict = defines(&[("CMAKE_BUILD_TYPE", "Release")]);
+        expect![[r#"`configuration=Debug` conflicts with `define=CMAKE_BUILD_TYPE=Release`"#]]
+            .assert_eq(&configure_plain(&plain(&p, &conflict)).unwrap_err().to_string());
+    }
+
+    #[test]
+    fn preset_commands() {
+        check(configure_preset("ninja-debug"), expect![[r#"[--preset] [ninja-debug]"#]]);
+        check(list_presets(), expect![[r#"[--list-presets=all]"#]]);
+        check(build(Target::Preset("build-ninja-debug"), None, &[], None), expect![[r#"[--build] [--preset] [build-ninja-debug]"#]]);
+        let junit = Path::new("/w/.proj.forgemcp/tmp/ctest-1/junit.xml");
+        check(
+            test(Target::Preset("test-ninja-debug"), junit, Some("Debug"), &[], None),
+            expect![[
+                r#"[--preset] [test-ninja-debug] [--output-junit] [/w/.proj.forgemcp/tmp/ctest-1/junit.xml] [--output-on-failure] [--build-config] [Debug]"#
+            ]],
+        );
+    }
+
+    #[test]
+    fn build_directory_commands() {
+        let dir = Path::new("/w/.proj.forgemcp/build/cmake-Debug");
+        let targets = vec!["fixture_good".to_owned(), "fixture tests".to_owned()];
+        check(
+            build(Target::Directory(dir), Some("Debug"), &targets, Some(2)),
+            expect![[
+                r#"[--build] [/w/.proj.forgemcp/build/cmake-Debug] [--config] [Debug] [--target] [fixture_good] [fixture tests] [--parallel] [2]"#
+            ]],
+        );
+        let names = vec!["fixture_pass".to_owned(), "a.b[1]".to_owned()];
+        let junit = Path::new("/w/.proj.forgemcp/tmp/ctest-1/junit.xml");
+        check(
+            test(Target::Directory(dir), junit, None, &names, Some(4)),
+            expect![[
+                r#"[--test-dir] [/w/.proj.forgemcp/build/cmake-Debug] [--no-tests=error] [--output-junit] [/w/.proj.forgemcp/tmp/ctest-1/junit.xml] [--output-on-failure] [--tests-regex] [^(fixture_pass|a\.b\[1\])$] [--parallel] [4]"#
+            ]],
+        );
+    }
+
+    #[test]
+    fn configure_status_lines() {
+        let lines = [
+            "-- The CXX compiler identification is GNU 12.2.0",
+            "-- Configuring done",
+            "--   ",
+            "CMake Error at CMakeLists.txt:15 (message):",
+            "  FIXTURE_LLVM_DWARF needs a Clang compiler",
+            "CMake Warning (dev) in CMakeLists.txt:",
+            "CMake Deprecation Warning at CMakeLists.txt:1 (cmake_minimum_required):",
+            "random output",
+        ];
+        let shown: Vec<String> = lines.iter().map(|l| format!("{:?}", configure_status(l))).collect();
+        expect![[r#"
+            Some("The CXX compiler identification is GNU 12.2.0")
+            Some("Configuring done")
+            None
+            Some("CMake Error at CMakeLists.txt:15 (message):")
+            None
+            Some("CMake Warning (dev) in CMakeLists.txt:")
+            Some("CMake Deprecation Warning at CMakeLists.txt:1 (cmake_minimum_required):")
+            None"#]]
+        .assert_eq(&shown.join("\n"));
+    }
+
+    #[test]
+    fn ninja_generators() {
+        assert!(needs_ninja("Ninja") && needs_ninja("Ninja Multi-Config"));
+        assert!(!needs_ninja("Unix Makefiles") && !needs_ninja("Visual Studio 17 2022"));
+    }
+}
