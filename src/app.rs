@@ -2,14 +2,25 @@
 //! on stdio, and shuts everything down in order.
 //!
 //! Architecture invariant: nothing slow happens before the stdio transport starts; `initialize` is
-//! answered immediately.
+//! answered immediately. The admin link joins the Hub in the background afterwards; failing to reach
+//! or start a Hub is a warning, never fatal.
 
+use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
 use anyhow::Context as _;
 use rmcp::ServiceExt;
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio_util::sync::CancellationToken;
 
-use crate::config::ServeConfig;
+use crate::admin::instance::{AdminLink, HubCommand, InstanceInfo, LinkOptions};
+use crate::admin::ipc::Endpoint;
+use crate::clangd::{ClangdService, ContextSpec};
+use crate::cmake::{CmakeOptions, CmakeService, CompilationContext};
+use crate::config::{AdminConfig, AdminEnv, ServeConfig};
 use crate::process::ProcessService;
 use crate::server::{ForgeServer, Services};
 use crate::toolchain::{DiscoveryOptions, ToolchainService};
@@ -19,30 +30,133 @@ use crate::workspace::WorkspaceService;
 pub fn build_services(config: &ServeConfig) -> Services {
     let workspace = Arc::new(WorkspaceService::new(config.roots()));
     let processes = ProcessService::new(config.roots());
-    let toolchain = Arc::new(ToolchainService::new(processes.clone(), DiscoveryOptions::from_config(config)));
-    Services { workspace, processes, toolchain }
+    assemble(workspace, processes, DiscoveryOptions::from_config(config), CmakeOptions::from_config(config))
 }
 
-/// Serves MCP on stdin/stdout until the client closes stdin or the process is interrupted.
-pub async fn serve_stdio(config: &ServeConfig) -> anyhow::Result<()> {
+/// Builds the services above the workspace and process services and wires their hooks: the CMake
+/// input checks and clangd's file notifications observe workspace mutations, clangd follows CMake's
+/// contexts and provides `resources.clangd`.
+pub fn assemble(
+    workspace: Arc<WorkspaceService>,
+    processes: ProcessService,
+    discovery: DiscoveryOptions,
+    cmake: CmakeOptions,
+) -> Services {
+    let toolchain = Arc::new(ToolchainService::new(processes.clone(), discovery));
+    let cmake = Arc::new(CmakeService::new(workspace.clone(), processes.clone(), toolchain.clone(), cmake));
+    workspace.add_observer(cmake.observer());
+    let clangd = Arc::new(ClangdService::new(processes.clone(), toolchain.clone(), workspace.roots().clone()));
+    clangd.follow(cmake.contexts(), |contexts| contexts.iter().map(clangd_context).collect());
+    workspace.add_observer(clangd.observer());
+    workspace.add_provider(clangd.provider());
+    Services { workspace, processes, toolchain, cmake, clangd }
+}
+
+/// What clangd needs of a CMake compilation context.
+fn clangd_context(context: &CompilationContext) -> ContextSpec {
+    ContextSpec {
+        id: context.id.clone(),
+        toolset_id: context.toolset_id.to_string(),
+        build_directory: context.build_directory.clone(),
+        compilation_database: context.compilation_database.clone(),
+    }
+}
+
+/// Serves MCP on stdin/stdout until the client closes stdin or the process is interrupted; unless
+/// `--no-admin`, joins the admin Hub of its group in the background.
+pub async fn serve_stdio(config: &ServeConfig, admin: &AdminConfig, admin_env: &AdminEnv) -> anyhow::Result<()> {
     let services = build_services(config);
     let server = ForgeServer::new(services.clone(), config.progress_interval());
+    // Before the transport: every call, even the first, is in the panel's history.
+    let history = admin.join_hub().then(|| AdminLink::install_history(&server));
     tracing::info!(workspace = %config.workspace_root().display(), "serving MCP on stdio");
-    let (transport, guard) = crate::server::stdio::guard(tokio::io::stdin(), tokio::io::stdout());
-    let running = server.serve(transport).await.context("MCP session did not start")?;
+    let input_ended = CancellationToken::new();
+    let stdin = EndReporting { inner: tokio::io::stdin(), ended: input_ended.clone() };
+    let (transport, guard) = crate::server::stdio::guard(stdin, tokio::io::stdout());
+    let running = server.clone().serve(transport).await.context("MCP session did not start")?;
     // Only now: discovery launches processes and must never delay `initialize`.
     services.toolchain.start_discovery();
+    let admin_link = history.and_then(|history| start_admin_link(&server, history, config, admin, admin_env));
+    let session = async {
+        let reason = running.waiting().await;
+        tracing::info!(?reason, "MCP session ended");
+        // Let the guard write every reply rmcp produced before the process exits.
+        let _ = guard.await;
+    };
+    tokio::pin!(session);
+    let mut session_over = false;
     tokio::select! {
-        reason = running.waiting() => {
-            tracing::info!(?reason, "MCP session ended");
-            // Let the guard write every reply rmcp produced before the process exits.
-            let _ = guard.await;
-        }
-        _ = tokio::signal::ctrl_c() => {
-            tracing::info!("interrupted");
-        }
+        () = &mut session => session_over = true,
+        // rmcp ends the session only after calls still running (a build, a probe) answered, for up
+        // to 5 s; stdin EOF stops their processes now instead.
+        () = input_ended.cancelled() => tracing::info!("stdin closed"),
+        _ = tokio::signal::ctrl_c() => tracing::info!("interrupted"),
     }
-    // Stop every external process tree before the process exits.
+    // clangd first, politely (shutdown, exit), but briefly: every process tree must be gone within a
+    // second of stdin EOF. Then every external process tree still running.
+    if tokio::time::timeout(CLANGD_GRACE, services.clangd.shutdown()).await.is_err() {
+        tracing::warn!("clangd did not exit in time; it is stopped with the other processes");
+    }
     services.processes.shutdown().await;
+    if !session_over && input_ended.is_cancelled() {
+        // The calls the shutdown ended answer now; let their replies out.
+        let _ = tokio::time::timeout(REPLY_GRACE, session).await;
+    }
+    if let Some(link) = admin_link {
+        link.leave().await;
+    }
     Ok(())
+}
+
+/// How long clangd may take to exit politely at the end of the session.
+const CLANGD_GRACE: Duration = Duration::from_millis(500);
+/// How long the replies of calls ended by the shutdown may take after stdin EOF.
+const REPLY_GRACE: Duration = Duration::from_secs(5);
+
+/// The server's stdin, reporting its end (EOF or a read error) through `ended`.
+struct EndReporting<R> {
+    inner: R,
+    ended: CancellationToken,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for EndReporting<R> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let had_room = buf.remaining() > 0;
+        let res = Pin::new(&mut self.inner).poll_read(cx, buf);
+        match &res {
+            Poll::Ready(Ok(())) if had_room && buf.filled().len() == before => self.ended.cancel(),
+            Poll::Ready(Err(_)) => self.ended.cancel(),
+            _ => {}
+        }
+        res
+    }
+}
+
+/// Starts the admin link; a problem with the private directory is a warning.
+fn start_admin_link(
+    server: &ForgeServer,
+    history: Arc<crate::admin::history::History>,
+    config: &ServeConfig,
+    admin: &AdminConfig,
+    admin_env: &AdminEnv,
+) -> Option<AdminLink> {
+    let endpoint = match Endpoint::resolve(admin.ipc_name(), admin_env) {
+        Ok(endpoint) => endpoint,
+        Err(err) => {
+            tracing::warn!("the admin panel is unavailable: {err}");
+            return None;
+        }
+    };
+    let hub_command = match std::env::current_exe() {
+        Ok(executable) => {
+            Some(HubCommand { executable, ipc_name: admin.ipc_name().to_owned(), port: admin.port() })
+        }
+        Err(err) => {
+            tracing::warn!("cannot locate this executable to start an admin Hub: {err}");
+            None
+        }
+    };
+    let options = LinkOptions { endpoint, hub_command, announce: true, default_group: admin.is_default_ipc() };
+    Some(AdminLink::start(server, history, InstanceInfo::new(config, admin), options))
 }

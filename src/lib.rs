@@ -2,9 +2,12 @@
 //!
 //! See `docs/architecture.md` for the code map and its invariants.
 
+pub mod admin;
 pub mod app;
 pub mod call;
+pub mod clangd;
 pub mod cli;
+pub mod cmake;
 pub mod config;
 pub mod lsp;
 pub mod process;

@@ -23,11 +23,20 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let admin = config.admin();
     let outcome = match config.mode() {
-        RunMode::Serve(serve) => runtime.block_on(forgemcp::app::serve_stdio(serve)),
-        RunMode::OpenAdmin | RunMode::Hub => {
-            Err(anyhow::anyhow!("no admin Hub is available for `--admin-ipc {}`", config.admin().ipc_name()))
+        RunMode::Serve(serve) => runtime.block_on(forgemcp::app::serve_stdio(serve, admin, config.admin_env())),
+        RunMode::OpenAdmin => {
+            let code = runtime.block_on(forgemcp::admin::open::open_admin(admin.ipc_name(), config.admin_env()));
+            runtime.shutdown_background();
+            return ExitCode::from(code);
         }
+        RunMode::Hub => runtime.block_on(async {
+            let endpoint = forgemcp::admin::ipc::Endpoint::resolve(admin.ipc_name(), config.admin_env())?;
+            let options = forgemcp::admin::hub::HubOptions::new(endpoint, admin.port());
+            forgemcp::admin::hub::run(options).await?;
+            Ok(())
+        }),
     };
     // Blocking reads of stdin cannot be cancelled; do not wait for them at shutdown.
     runtime.shutdown_background();

@@ -175,7 +175,7 @@ impl ClientHandler for PanelClient {
         let action = match result.action {
             ElicitationAction::Accept => "accept",
             ElicitationAction::Decline => "decline",
-            ElicitationAction::Cancel => "cancel",
+            _ => "cancel",
         };
         self.elicitations.resolved(&id, action);
         Ok(result)

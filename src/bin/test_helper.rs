@@ -9,13 +9,15 @@
 //! | `sleep:MS` | sleep MS milliseconds |
 //! | `flood:BYTES` | write BYTES of numbered lines (`line 0000000001 …\n`, 64 bytes each) to stdout |
 //! | `echo-stdin` | copy stdin to stdout until EOF |
-//! | `spawn:STEPS` | start this helper again with STEPS (`+`-separated), inheriting stdio; print `child=<pid>` |
+//! | `spawn:STEPS` | start this helper again with STEPS (`+`-separated; a `,` inside a step becomes `+`, for one more level of nesting), inheriting stdio; print `child=<pid>` |
 //! | `spawn-quiet:STEPS` | like `spawn`, with null stdio |
 //! | `setsid` | leave the process group and session (`setsid(2)`, Unix) |
 //! | `pid` | print `pid=<pid>` to stdout |
 //! | `exit:N` | exit with status N at once |
 //!
-//! Without an `exit` step it exits with status 0 after the last step.
+//! Without an `exit` step it exits with status 0 after the last step. For example
+//! `spawn:setsid+spawn:pid,sleep:60000+exit:0` starts a daemon the classic way: a child leaves the
+//! session, starts a grandchild that prints its pid and sleeps, and exits, orphaning the grandchild.
 
 use std::io::{Read, Write};
 use std::process::Stdio;
@@ -80,32 +82,54 @@ fn unescape(text: &str) -> Vec<u8> {
     res
 }
 
+/// Bytes of one flood line: `line ` + 10 digits + ` ` + 47 × `x` + LF.
+const FLOOD_LINE: usize = 64;
+/// Lines per write: 1 MiB.
+const FLOOD_BATCH: usize = 16 * 1024;
+
+/// Writes `total` bytes of numbered lines in 1 MiB writes. The lines are laid out once; each batch
+/// only rewrites the ten digits of every line, so even an unoptimized build floods at pipe speed.
 fn flood(total: u64) {
     let mut out = std::io::stdout().lock();
-    let mut buf = Vec::with_capacity(1 << 20);
-    let mut written = 0;
-    let mut line = 1u64;
+    let mut buf = Vec::with_capacity(FLOOD_LINE * FLOOD_BATCH);
+    for _ in 0..FLOOD_BATCH {
+        buf.extend_from_slice(b"line 0000000000 ");
+        buf.resize(buf.len() + FLOOD_LINE - 17, b'x');
+        buf.push(b'\n');
+    }
+    let mut digits = *b"0000000000";
+    let mut written = 0u64;
     while written < total {
-        // 64 bytes per line: "line " + 10 digits + " " + 47 filler + "\n".
-        buf.extend_from_slice(format!("line {line:010} {}\n", "x".repeat(47)).as_bytes());
-        line += 1;
-        if buf.len() >= (1 << 20) || written + buf.len() as u64 >= total {
-            let take = buf.len().min((total - written) as usize);
-            if out.write_all(&buf[..take]).is_err() {
-                return;
-            }
-            written += take as u64;
-            buf.clear();
+        for line in buf.chunks_exact_mut(FLOOD_LINE) {
+            increment(&mut digits);
+            line[5..15].copy_from_slice(&digits);
         }
+        let take = buf.len().min(usize::try_from(total - written).unwrap_or(usize::MAX));
+        if out.write_all(&buf[..take]).is_err() {
+            return;
+        }
+        written += take as u64;
     }
     let _ = out.flush();
+}
+
+/// Adds one to a decimal number written in ASCII digits.
+fn increment(digits: &mut [u8]) {
+    for digit in digits.iter_mut().rev() {
+        if *digit == b'9' {
+            *digit = b'0';
+        } else {
+            *digit += 1;
+            return;
+        }
+    }
 }
 
 fn spawn(steps: &str, quiet: bool) {
     let exe = std::env::current_exe().expect("own executable");
     #[expect(clippy::disallowed_methods, reason = "test helper: starts its own grandchildren to test tree kills")]
     let mut command = std::process::Command::new(exe);
-    command.args(steps.split('+'));
+    command.args(steps.split('+').map(|step| step.replace(',', "+")));
     if quiet {
         command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
     }

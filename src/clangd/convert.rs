@@ -176,6 +176,10 @@ impl<'a> Locator<'a> {
         Locator { roots, encoding, files }
     }
 
+    pub fn encoding(&self) -> PositionEncoding {
+        self.encoding
+    }
+
     /// The text of a managed file, read once; `None` for external or unreadable files.
     fn lines(&mut self, abs: &Path, path: &QualifiedPath) -> Option<Arc<LineIndex>> {
         if !path.is_managed() {

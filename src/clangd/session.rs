@@ -30,8 +30,8 @@ use tokio::time::Instant;
 use super::Error;
 use super::convert::file_uri;
 use crate::lsp::{self, Client, PositionEncoding, ResponseError};
-use crate::process::{CommandSpec, LongLived, ProcessId, ProcessService, Stdin};
-use crate::toolchain::Environment;
+use crate::process::{LongLived, ProcessId, ProcessService, Stdin};
+use crate::toolchain::{Environment, command_in};
 
 /// How long `initialize` may take.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -85,7 +85,8 @@ impl lsp::Handler for SessionHandler {
             }
             "$/progress" => progress(state, &params),
             "window/logMessage" | "window/showMessage" => {
-                tracing::debug!(message = %params.get("message").and_then(Value::as_str).unwrap_or_default(), "clangd");
+                let message = params.get("message").and_then(Value::as_str).unwrap_or_default();
+                tracing::debug!(%message, "clangd");
             }
             _ => {}
         }
@@ -302,19 +303,13 @@ fn client_capabilities() -> lsp_types::ClientCapabilities {
 impl Session {
     /// Starts clangd for one context and initializes it; the warm-up continues in the background.
     pub async fn start(processes: &ProcessService, spec: &SessionSpec) -> Result<Arc<Session>, Error> {
-        let mut command = CommandSpec::new(&spec.clangd, &spec.project)
+        let command = command_in(spec.environment.as_deref(), &spec.clangd, &spec.project)
             .arg("-j=2")
             .arg(format!("--compile-commands-dir={}", spec.database_dir.display()))
             .stdin(Stdin::Piped);
-        if let Some(env) = &spec.environment {
-            command = command.env_clear();
-            for (key, value) in env.iter() {
-                command = command.env(key.clone(), value.clone());
-            }
-        }
         let mut process = processes.spawn_long_lived(command).await.map_err(Error::Start)?;
         let stdin = process.stdin.take().expect("the command asked for a piped stdin");
-        let stdout = std::mem::replace(&mut process.stdout, placeholder_stdout(&process));
+        let stdout = process.take_stdout();
         let state = Arc::new(State {
             diagnostics: Mutex::new(HashMap::new()),
             progress: Mutex::new(HashMap::new()),
@@ -438,11 +433,6 @@ impl Session {
             self.process.stop().await;
         }
     }
-}
-
-/// `LongLived::stdout` is moved into the client; the field keeps a closed stand-in.
-fn placeholder_stdout(process: &LongLived) -> crate::process::RecordedStdout {
-    process.stdout_placeholder()
 }
 
 /// Opens the first file of the compilation database once, so clangd loads the database and starts

@@ -47,6 +47,12 @@ pub fn needs_ninja(generator: &str) -> bool {
     generator == "Ninja" || generator == "Ninja Multi-Config"
 }
 
+/// Whether `generator` writes several configurations into one build directory; those take the
+/// configuration at build time (`--config`), so `CMAKE_BUILD_TYPE` is not set for them.
+pub fn is_multi_config(generator: &str) -> bool {
+    generator == "Ninja Multi-Config" || generator.starts_with("Visual Studio") || generator == "Xcode"
+}
+
 /// `NAME` of a `NAME:TYPE` cache entry.
 fn variable_name(define: &str) -> &str {
     define.split_once(':').map_or(define, |(name, _)| name)
@@ -63,8 +69,9 @@ fn define(name: &str, value: impl AsRef<std::ffi::OsStr>) -> OsString {
 }
 
 /// `cmake -S <source> -B <build> -G <generator> -D…` for a plain profile. The operator's defines come
-/// first, in order; then `CMAKE_BUILD_TYPE`, `CMAKE_EXPORT_COMPILE_COMMANDS=ON`, `CMAKE_MAKE_PROGRAM`,
-/// the compilers and the toolchain file, each unless a define already sets that variable.
+/// first, in order; then `CMAKE_BUILD_TYPE` (single-configuration generators only),
+/// `CMAKE_EXPORT_COMPILE_COMMANDS=ON`, `CMAKE_MAKE_PROGRAM`, the compilers and the toolchain file,
+/// each unless a define already sets that variable.
 pub fn configure_plain(c: &PlainConfigure<'_>) -> Result<Vec<OsString>, CommandError> {
     let defined = |variable: &str| c.defines.iter().find(|d| variable_name(&d.name) == variable);
     if let Some(reserved) = c.defines.iter().find(|d| RESERVED_VARIABLES.contains(&variable_name(&d.name))) {
@@ -91,6 +98,7 @@ pub fn configure_plain(c: &PlainConfigure<'_>) -> Result<Vec<OsString>, CommandE
     res.extend(c.defines.iter().map(|d| define(&d.name, &d.value)));
     if let Some(configuration) = c.configuration
         && defined("CMAKE_BUILD_TYPE").is_none()
+        && !is_multi_config(c.generator)
     {
         res.push(define("CMAKE_BUILD_TYPE", configuration));
     }
@@ -279,7 +287,7 @@ mod tests {
         let defines = defines(&[("FIXTURE_NEGATIVE_TESTS:BOOL", "ON"), ("CMAKE_CXX_FLAGS", "-O0 -g -DX=\"a b\"")]);
         let c = PlainConfigure {
             generator: "Ninja Multi-Config",
-            configuration: None,
+            configuration: Some("Debug"),
             c_compiler: Some(&p.gcc),
             cxx_compiler: Some(&p.gxx),
             toolchain_file: Some(&p.toolchain),
@@ -390,8 +398,10 @@ mod tests {
     }
 
     #[test]
-    fn ninja_generators() {
+    fn generator_kinds() {
         assert!(needs_ninja("Ninja") && needs_ninja("Ninja Multi-Config"));
         assert!(!needs_ninja("Unix Makefiles") && !needs_ninja("Visual Studio 17 2022"));
+        assert!(is_multi_config("Ninja Multi-Config") && is_multi_config("Visual Studio 17 2022"));
+        assert!(!is_multi_config("Ninja") && !is_multi_config("Unix Makefiles"));
     }
 }

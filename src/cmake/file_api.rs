@@ -169,7 +169,7 @@ struct RawInput {
     is_generated: bool,
     #[serde(default)]
     is_external: bool,
-    #[serde(default)]
+    #[serde(default, rename = "isCMake")]
     is_cmake: bool,
 }
 

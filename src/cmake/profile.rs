@@ -428,9 +428,21 @@ Available test presets:
         };
         let only_configure = PresetLists { configure: vec!["a".into(), "b".into()], ..PresetLists::default() };
         let with_dir = profile(Some("project/build/a"), only_configure.clone());
-        let shown = |res: Result<Vec<Execution>, String>| format!("{res:?}");
-        expect![[r#"Ok([Preset("a"), Preset("b")])"#]].assert_eq(&shown(with_dir.executions(Operation::Configure)));
-        expect![[r#"Ok([Directory(QualifiedPath { area: Project, relative: "build/a" })])"#]]
+        let shown = |res: Result<Vec<Execution>, String>| {
+            let res = res.map(|executions| {
+                let shown: Vec<String> = executions
+                    .iter()
+                    .map(|e| match e {
+                        Execution::Directory(dir) => format!("directory {dir}"),
+                        Execution::Preset(preset) => format!("preset {preset}"),
+                    })
+                    .collect();
+                shown.join(", ")
+            });
+            format!("{res:?}")
+        };
+        expect![[r#"Ok("preset a, preset b")"#]].assert_eq(&shown(with_dir.executions(Operation::Configure)));
+        expect![[r#"Ok("directory project/build/a")"#]]
             .assert_eq(&shown(with_dir.executions(Operation::Test)));
         let without_dir = profile(None, only_configure);
         expect![[r#"Err("profile `native` has no build presets; add build-preset=… or build-directory=… to the profile")"#]]

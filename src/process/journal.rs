@@ -190,7 +190,8 @@ impl Journal {
         let elapsed = state.last_elapsed.map_or(elapsed, |last| last.max(elapsed));
         let start_line = state.cursor;
         let end_line = end_line_of(start_line, &text);
-        state.cursor += memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64;
+        // The cursor moves past every LF: one line beyond the end when the text ends with one.
+        state.cursor = end_line + u64::from(text.ends_with('\n'));
         state.text_bytes += text.len() as u64;
         state.last_elapsed = Some(elapsed);
         state.hot_cost += text.len() + ENTRY_OVERHEAD;

@@ -146,6 +146,13 @@ impl LongLived {
     pub fn status(&self) -> Status {
         self.record.status()
     }
+
+    /// Moves stdout out to a reader that must own it (an LSP client); reads through the field see
+    /// end of file afterwards. Everything read is still recorded.
+    pub fn take_stdout(&mut self) -> RecordedStdout {
+        let empty = RecordedStdout { inner: None, record: self.record.clone() };
+        std::mem::replace(&mut self.stdout, empty)
+    }
 }
 
 impl Drop for LongLived {
@@ -233,7 +240,8 @@ impl ProcessService {
     /// caller. Timeouts in the spec still apply; stderr is read and recorded by the service.
     pub async fn spawn_long_lived(&self, spec: CommandSpec) -> Result<LongLived, Error> {
         let (record, stdin, stdout) = self.launch(spec, true)?;
-        let stdout = RecordedStdout { inner: stdout.expect("long-lived launches keep stdout"), record: record.clone() };
+        let stdout =
+            RecordedStdout { inner: Some(stdout.expect("long-lived launches keep stdout")), record: record.clone() };
         let stdin = stdin.map(|inner| RecordedStdin { inner, record: record.clone() });
         Ok(LongLived { id: record.id, pid: record.pid, stdin, stdout, record })
     }

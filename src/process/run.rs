@@ -410,14 +410,16 @@ fn finish_lines(splitter: &mut Option<LineSplitter>, stream: Stream, on_line: Op
 
 /// A long-lived child's stdout: reads pass through to the caller and are recorded on the way.
 pub struct RecordedStdout {
-    pub(crate) inner: ChildStdout,
+    /// `None` once the pipe was taken (`LongLived::take_stdout`): reads then see end of file.
+    pub(crate) inner: Option<ChildStdout>,
     pub(crate) record: Arc<Record>,
 }
 
 impl AsyncRead for RecordedStdout {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
-        let res = Pin::new(&mut self.inner).poll_read(cx, buf);
+        let Some(inner) = self.inner.as_mut() else { return Poll::Ready(Ok(())) };
+        let res = Pin::new(inner).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = &res {
             let read = &buf.filled()[before..];
             if read.is_empty() {

@@ -8,10 +8,10 @@
 use crate::render::markdown;
 use crate::workspace::tree::{DirectoryTree, EntryKind, TreeEntry};
 
-const TEE: &str = "├── ";
-const ELBOW: &str = "└── ";
-const PIPE: &str = "│   ";
-const BLANK: &str = "    ";
+pub(crate) const TEE: &str = "├── ";
+pub(crate) const ELBOW: &str = "└── ";
+pub(crate) const PIPE: &str = "│   ";
+pub(crate) const BLANK: &str = "    ";
 
 /// The plain-text drawing of a listing.
 pub fn tree(listing: &DirectoryTree) -> String {

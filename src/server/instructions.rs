@@ -16,4 +16,11 @@ only be read, and each read asks the user first. Results list attached documents
 Toolchain: toolsets are independent and may be incomplete or empty: `system` (from PATH), one per Visual \
 Studio instance on Windows, and the operator's own `user-…` toolsets. There is no current or preferred \
 toolset; pass a toolset id explicitly. toolsets_list runs nothing; toolset_get reads every tool's version \
-live.";
+live.
+
+Clangd: analysis needs a CMake configuration with a compilation database and clangd in its toolset; \
+cmake_configure confirms one, clangd_configurations lists them. Positions use one-based lines and zero-based \
+characters counted in Unicode code points. Omit `configurations` (or pass []) to ask every configuration; \
+answers are grouped by configuration, identical ones merged. Locations outside project/ and storage/ are \
+`root/…` paths: naming them grants no access. Reads, writes and edits of C/C++ files link \
+`resources.clangd` (diagnostics and semantic highlighting).";

@@ -8,6 +8,8 @@
 
 #![allow(deprecated)] // rmcp marks the logging and legacy subscription APIs deprecated (SEP-2577).
 
+pub mod clangd_tools;
+pub mod cmake_tools;
 mod history;
 mod instructions;
 mod mcp_call;
@@ -45,6 +47,8 @@ use registry::{Outcome, Registry};
 use resources::Resources;
 
 use crate::call::{Asker, Call, Progress, ProgressSink, ProgressUpdate};
+use crate::clangd::ClangdService;
+use crate::cmake::CmakeService;
 use crate::process::ProcessService;
 use crate::toolchain::ToolchainService;
 use crate::widgets::Icon;
@@ -56,6 +60,8 @@ pub struct Services {
     pub workspace: Arc<WorkspaceService>,
     pub processes: ProcessService,
     pub toolchain: Arc<ToolchainService>,
+    pub cmake: Arc<CmakeService>,
+    pub clangd: Arc<ClangdService>,
 }
 
 struct Shared {
@@ -84,6 +90,8 @@ impl ForgeServer {
         mutation_tools::register(&mut registry, &services.workspace);
         process_tools::register(&mut registry, &mut resources, &services.processes);
         toolchain_tools::register(&mut registry, &mut resources, &services.toolchain);
+        cmake_tools::register(&mut registry, &services.cmake);
+        clangd_tools::register(&mut registry, &services.clangd);
         widget_resources::register(&mut resources);
         let shared = Shared {
             registry,

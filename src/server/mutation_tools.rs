@@ -16,20 +16,21 @@ use serde::{Deserialize, Serialize};
 use crate::call::Call;
 use crate::render;
 use crate::server::registry::{Annotations, Registry, ToolOutput, ToolSpec};
-use crate::server::workspace_tools::{ResourceLinks, blocking, links, path_argument};
+use crate::server::workspace_tools::{ResourceLinks, blocking, links, path_argument, provider_links};
 use crate::widgets::{Icon, Widget};
 use crate::workspace::WorkspaceService;
 use crate::workspace::diff::{ChangeKind, FileDiff, LineKind};
 use crate::workspace::mutate::{PathAction, PathOperation};
+use crate::workspace::provider::{FileOperation, LineWindow, ProviderRequest};
 use crate::workspace::results::Document;
 use crate::workspace::write::WriteAction;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceWriteFileArgs {
-    /// File: `project/…` or `storage/…` (or `src/x`); its parent directory must exist.
+    /// File; its parent directory must exist.
     pub path: String,
-    /// The complete new content, written exactly as given (no newline translation).
+    /// The complete new content, written exactly.
     pub text: String,
 }
 
@@ -57,9 +58,9 @@ pub struct WorkspaceWriteFileResult {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceEditFileArgs {
-    /// Existing UTF-8 file: `project/…` or `storage/…` (or `src/x`).
+    /// Existing UTF-8 file.
     pub path: String,
-    /// Exact text to replace (non-empty, line endings included).
+    /// Exact text to replace (non-empty).
     pub old_text: String,
     /// Replacement text.
     pub new_text: String,
@@ -81,7 +82,7 @@ pub struct WorkspaceEditFileResult {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceMoveArgs {
-    /// Existing file or directory: `project/…` or `storage/…`.
+    /// Existing file or directory.
     pub source: String,
     /// New path in the same root.
     pub destination: String,
@@ -90,7 +91,7 @@ pub struct WorkspaceMoveArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceDeleteArgs {
-    /// File or directory: `project/…` or `storage/…`.
+    /// File or directory.
     pub path: String,
     /// Needed to delete a non-empty directory.
     #[serde(default)]
@@ -261,13 +262,17 @@ fn register_write_file(registry: &mut Registry, workspace: &Arc<WorkspaceService
             let ws = ws.clone();
             async move {
                 let path = path_argument(&ws, "path", &args.path)?;
-                let (write, resources) = blocking(move || {
+                let (ws_for_providers, provider_call) = (ws.clone(), call.clone());
+                let (write, mut resources) = blocking(move || {
                     let mut write = ws.write_file(&path, &args.text, &call)?;
                     let diff = std::mem::replace(&mut write.diff, empty_diff(&write.path));
                     let resources = store_diff(&ws, diff);
                     Ok((write, resources))
                 })
                 .await?;
+                let request =
+                    ProviderRequest { path: write.path.clone(), operation: FileOperation::Write, lines: LineWindow::Whole };
+                resources.extend(provider_links(&ws_for_providers, request, &provider_call).await);
                 let value = WorkspaceWriteFileResult {
                     path: write.path.to_string(),
                     action: match write.action {
@@ -295,7 +300,7 @@ fn register_edit_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>
             name: "workspace_edit_file",
             title: "Edit file",
             description: "Replace exact text in a UTF-8 file; without `replace_all` it must occur exactly once. \
-                          All other text, line endings included, is kept.",
+                          Everything else is kept byte for byte.",
             annotations: Annotations::FsWrite,
             widget: Widget::WorkspaceResult,
             icon: Icon::WorkspaceEdit,
@@ -304,13 +309,17 @@ fn register_edit_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>
             let ws = ws.clone();
             async move {
                 let path = path_argument(&ws, "path", &args.path)?;
-                let (edit, resources) = blocking(move || {
+                let (ws_for_providers, provider_call) = (ws.clone(), call.clone());
+                let (edit, mut resources) = blocking(move || {
                     let mut edit = ws.edit_file(&path, &args.old_text, &args.new_text, args.replace_all, &call)?;
                     let diff = std::mem::replace(&mut edit.diff, empty_diff(&edit.path));
                     let resources = store_diff(&ws, diff);
                     Ok((edit, resources))
                 })
                 .await?;
+                let request =
+                    ProviderRequest { path: edit.path.clone(), operation: FileOperation::Edit, lines: LineWindow::Whole };
+                resources.extend(provider_links(&ws_for_providers, request, &provider_call).await);
                 let value =
                     WorkspaceEditFileResult { path: edit.path.to_string(), replacements: edit.replacements, resources };
                 Ok(ToolOutput::new(render::mutation::file_edited(&edit), value))

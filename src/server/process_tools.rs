@@ -54,7 +54,7 @@ pub enum ProcessStatusFilter {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProcessesOverviewArgs {
-    /// Filter for the returned list (the running/completed counts are always global).
+    /// Filter for the list (counts stay global).
     #[serde(default)]
     pub status: ProcessStatusFilter,
 }
@@ -177,7 +177,7 @@ fn line_selector_schema(generator: &mut SchemaGenerator) -> Schema {
         generator.subschema_for::<LineRange>(),
     ];
     json_schema!({
-        "description": "Lines to return (one-based, shared by all streams): exactly one of {\"first\": N}, {\"last\": N}, {\"start\": A, \"end\": B} (inclusive).",
+        "description": "One-based lines shared by all streams; B inclusive.",
         "anyOf": [variants[0], variants[1], variants[2], { "type": "null" }],
         "default": null,
     })
@@ -190,7 +190,7 @@ fn time_selector_schema(generator: &mut SchemaGenerator) -> Schema {
         generator.subschema_for::<TimeRange>(),
     ];
     json_schema!({
-        "description": "Seconds since the process started, by chunk recording time: exactly one of {\"first\": S}, {\"last\": S}, {\"start\": A, \"end\": B} (start included, end excluded).",
+        "description": "Seconds since start, by chunk time; [A, B).",
         "anyOf": [variants[0], variants[1], variants[2], { "type": "null" }],
         "default": null,
     })
@@ -203,7 +203,7 @@ fn default_max_bytes() -> u64 {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProcessGetArgs {
-    /// A process id from processes_overview.
+    /// From processes_overview.
     #[schemars(range(min = 1))]
     pub process_id: u64,
     #[serde(default)]
@@ -212,7 +212,7 @@ pub struct ProcessGetArgs {
     #[serde(default)]
     #[schemars(schema_with = "time_selector_schema")]
     pub time: Option<TimeSelectorArg>,
-    /// Budget for the combined UTF-8 text returned; 0 returns metadata only. Applied after time, then lines.
+    /// Text byte budget; 0 = metadata only.
     #[serde(default = "default_max_bytes")]
     #[schemars(range(min = 0))]
     pub max_bytes: u64,
@@ -400,8 +400,8 @@ fn register_overview(registry: &mut Registry, processes: &ProcessService) {
         ToolSpec {
             name: "processes_overview",
             title: "Processes overview",
-            description: "List the external tools ForgeMCP has run or is running (cmake, ctest, probes, clangd, \
-                          test executables) with exit codes, timeouts and work times. Read logs with process_get.",
+            description: "External programs ForgeMCP ran or is running, with exit codes and timeouts; logs via \
+                          process_get.",
             annotations: Annotations::Inspect,
             widget: Widget::ProcessOverview,
             icon: Icon::Process,
@@ -440,9 +440,8 @@ fn register_get(registry: &mut Registry, processes: &ProcessService) {
         ToolSpec {
             name: "process_get",
             title: "Process log",
-            description: "Show one process launched by ForgeMCP and part of its ordered stdin/stdout/stderr transcript. \
-                          Without selectors: the last 100 lines. Selection applies time, then lines, then max_bytes; \
-                          line numbers are absolute and shared by all streams.",
+            description: "One process ForgeMCP launched and part of its stdin/stdout/stderr transcript (default: last \
+                          100 lines). Applies time, then lines, then max_bytes.",
             annotations: Annotations::Inspect,
             widget: Widget::ProcessDetails,
             icon: Icon::Process,

@@ -35,22 +35,21 @@ fn default_max_matches() -> u64 {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceTextSearchArgs {
-    /// Text to find; a regular expression (Rust `regex` syntax) when `regex` is true.
+    /// Text to find (a Rust regex when `regex`).
     pub query: String,
     /// File or directory to search.
     #[serde(default = "default_path")]
     pub path: String,
-    /// Treat `query` as a regular expression instead of literal text.
+    /// `query` is a regular expression.
     #[serde(default)]
     pub regex: bool,
-    /// File extensions to search (with or without the dot, case-insensitive); null = every file,
-    /// `[""]` = files without an extension.
+    /// Extensions to search (case-insensitive); null = all files, `[""]` = files without one.
     #[serde(default)]
     pub extensions: Option<Vec<String>>,
     /// Match case exactly.
     #[serde(default = "default_true")]
     pub case_sensitive: bool,
-    /// Most matching lines to return; counting continues over the whole tree.
+    /// Most lines returned; all are counted.
     #[serde(default = "default_max_matches")]
     #[schemars(range(min = 1))]
     pub max_matches: u64,
@@ -161,9 +160,8 @@ pub fn register(registry: &mut Registry, resources: &mut Resources, workspace: &
         ToolSpec {
             name: "workspace_text_search",
             title: "Search text",
-            description: "Find lines matching literal text or a regular expression in a file or directory tree. Skips \
-                          dot-directories, binary and non-UTF-8 files, and never follows links. Returns at most \
-                          `max_matches` lines but counts every matching line.",
+            description: "Find lines matching text or a regex in a file or tree (skips dot-directories, links, binary \
+                          and non-UTF-8 files). Returns up to `max_matches` lines; counts all.",
             annotations: Annotations::FsRead,
             widget: Widget::WorkspaceSearch,
             icon: Icon::WorkspaceSearch,

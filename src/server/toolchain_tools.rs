@@ -120,8 +120,8 @@ fn register_list(registry: &mut Registry, toolchain: &Arc<ToolchainService>) {
         ToolSpec {
             name: "toolsets_list",
             title: "Toolsets",
-            description: "List the discovered toolsets (System from PATH, Visual Studio instances, user toolsets) \
-                          with their tool names. No current toolset exists: pass an id explicitly. Versions: toolset_get.",
+            description: "Discovered toolsets and their tool names (no probes). Pass ids explicitly; versions via \
+                          toolset_get.",
             annotations: Annotations::Inspect,
             widget: Widget::Toolsets,
             icon: Icon::Toolchain,
@@ -146,7 +146,7 @@ fn register_get(registry: &mut Registry, toolchain: &Arc<ToolchainService>) {
         ToolSpec {
             name: "toolset_get",
             title: "Toolset",
-            description: "Show one toolset's tools with kinds, absolute paths and versions read from the tools now.",
+            description: "One toolset's tools with kinds, paths and live versions.",
             annotations: Annotations::Inspect,
             widget: Widget::Toolsets,
             icon: Icon::Toolchain,

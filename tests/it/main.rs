@@ -2,6 +2,12 @@
 
 mod support;
 
+/// clangd tools and `resources.clangd` with the real clangd on a configured copy of the acceptance
+/// project (CI or `FORGEMCP_HEAVY_TESTS=1`), and argument errors.
+mod clangd;
+/// CMake tools: profiles, configure, build, CTest and direct test runs with the real cmake, ninja and
+/// g++ on a copy of the acceptance project (CI or `FORGEMCP_HEAVY_TESTS=1`), and argument errors.
+mod cmake;
 /// The real binary's command line: help, version, and exit status 2 with one stderr line for every
 /// invalid option value.
 mod cli;

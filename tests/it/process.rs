@@ -17,7 +17,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::support::TempWorkspace;
 
-fn helper() -> PathBuf {
+pub(crate) fn helper() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_forgemcp-test-helper"))
 }
 
@@ -41,7 +41,7 @@ fn all_text(service: &ProcessService, id: ProcessId) -> String {
 }
 
 /// Pids printed by the helper as `key=<pid>`.
-fn printed_pids(text: &str, key: &str) -> Vec<u32> {
+pub(crate) fn printed_pids(text: &str, key: &str) -> Vec<u32> {
     text.lines().filter_map(|line| line.strip_prefix(key)?.strip_prefix('=')?.trim().parse().ok()).collect()
 }
 
@@ -60,7 +60,7 @@ async fn wait_for_pids(service: &ProcessService, id: ProcessId, key: &str, n: us
 
 /// Asserts that none of `pids` is alive one second later at the latest (`/proc` shows no running or
 /// sleeping process), and that they were reaped, not left as zombies, within two seconds.
-async fn assert_gone_within_a_second(pids: &[u32]) {
+pub(crate) async fn assert_gone_within_a_second(pids: &[u32]) {
     let started = Instant::now();
     assert_dead_within_a_second(pids).await;
     loop {
@@ -364,7 +364,9 @@ async fn unknown_ids_are_not_retained() {
 async fn flood_spills_to_disk_and_the_tail_is_exact() {
     let (ws, service) = setup();
     const BYTES: u64 = 256 * 1024 * 1024;
-    let done = service.run(spec(&ws, &[&format!("flood:{BYTES}")]), &Call::detached()).await.unwrap();
+    let t = Instant::now();
+    let done = service.run(spec(&ws, &[&format!("flood:{BYTES}")]).on_line(Arc::new(|_, _| {})), &Call::detached()).await.unwrap();
+    eprintln!("DEBUGFLOOD {:?}", t.elapsed());
     assert_eq!(done.status, Status::Exited(0));
     assert_eq!(service.transcript_bytes(done.id).unwrap(), BYTES);
     let selection = Selection { lines: Some(LineSelector::Last(100)), ..Selection::default() };

@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use forgemcp::cmake::CmakeOptions;
 use forgemcp::config::DiscoveryEnv;
 use forgemcp::process::ProcessService;
 use forgemcp::server::{ForgeServer, Services};
-use forgemcp::toolchain::{DiscoveryOptions, ToolchainService};
+use forgemcp::toolchain::DiscoveryOptions;
 use forgemcp::workspace::WorkspaceService;
 use forgemcp::workspace::path::Roots;
 use parking_lot::Mutex;
@@ -97,8 +98,7 @@ impl TempWorkspace {
         processes: ProcessService,
         discovery: DiscoveryOptions,
     ) -> Services {
-        let toolchain = Arc::new(ToolchainService::new(processes.clone(), discovery));
-        Services { workspace, processes, toolchain }
+        forgemcp::app::assemble(workspace, processes, discovery, CmakeOptions::default())
     }
 
     pub fn server(&self, progress_interval: Duration) -> ForgeServer {
@@ -284,4 +284,61 @@ pub fn heavy_tests(test: &str) -> bool {
         eprintln!("skipping {test}: needs real tools (runs under CI or with FORGEMCP_HEAVY_TESTS=1)");
     }
     ci || local
+}
+
+/// Whether the real-tool tests run (see [`heavy_tests`]); when they do, every one of `tools` must be
+/// on `PATH`, or the test fails naming the missing tool.
+pub fn real_tools(test: &str, tools: &[&str]) -> bool {
+    if !heavy_tests(test) {
+        return false;
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for tool in tools {
+        let found = std::env::split_paths(&path).any(|dir| dir.join(tool).is_file());
+        assert!(found, "{test} needs `{tool}` on PATH (install cmake, ninja-build, g++ and clangd)");
+    }
+    true
+}
+
+/// A fresh temporary copy of `examples/cpp-acceptance-project` as the project.
+pub fn acceptance_project() -> TempWorkspace {
+    let ws = TempWorkspace::new("");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cpp-acceptance-project");
+    copy_tree(&source, &ws.project);
+    ws
+}
+
+/// Copies a directory tree, leaving out build outputs a developer may have made in the checked-in
+/// fixture (`build/`, `.cache/`).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create directory");
+    for entry in std::fs::read_dir(from).expect("read fixture directory") {
+        let entry = entry.expect("directory entry");
+        let name = entry.file_name();
+        if from.ends_with("cpp-acceptance-project") && (name == "build" || name == ".cache") {
+            continue;
+        }
+        let target = to.join(&name);
+        if entry.file_type().expect("file type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy fixture file");
+        }
+    }
+}
+
+/// The services the real server builds for `ws` with `extra` command-line options, discovering
+/// toolsets on the real `PATH`.
+pub fn real_services(ws: &TempWorkspace, extra: &[&str]) -> Services {
+    let mut argv: Vec<String> = vec!["forgemcp".into(), "--workspace".into(), ws.project.display().to_string()];
+    argv.extend(["--workspace-storage".into(), ws.storage.display().to_string()]);
+    argv.extend(extra.iter().map(|s| (*s).to_owned()));
+    let args = forgemcp::cli::Args::try_parse_from(argv).expect("valid command line");
+    let config = forgemcp::config::build(args, &ws.base).expect("valid configuration");
+    let serve = config.serve().expect("serve mode");
+    let mut discovery = DiscoveryOptions::from_config(serve);
+    discovery.env.path = std::env::var_os("PATH");
+    let workspace = Arc::new(WorkspaceService::new(serve.roots()));
+    let processes = ProcessService::new(serve.roots());
+    forgemcp::app::assemble(workspace, processes, discovery, CmakeOptions::from_config(serve))
 }

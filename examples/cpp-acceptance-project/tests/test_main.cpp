@@ -4,6 +4,7 @@
 //   --expected-failure    exits with 1 (registered with WILL_FAIL)
 //   --fail                exits with 1
 //   --timeout             sleeps for 5 seconds, then exits with 0
+//   --skip                exits with 77 (registered with SKIP_RETURN_CODE 77: CTest reports it skipped)
 //   --echo-args A B ...   prints each following argument on its own line as <A>, so spaces and
 //                         empty arguments are visible, then exits with 0
 #include "fixture/math.hpp"
@@ -28,6 +29,10 @@ int main(int argc, char** argv)
     if (mode == "--expected-failure" || mode == "--fail") {
         std::cerr << "failing on purpose (" << mode << ")\n";
         return 1;
+    }
+    if (mode == "--skip") {
+        std::cout << "skipping on purpose\n";
+        return 77;
     }
     if (mode == "--timeout") {
         std::cout << "sleeping for 5 seconds\n" << std::flush;

@@ -80,7 +80,7 @@ pub(super) fn bind_exclusive(endpoint: &Endpoint) -> Result<Option<HubListener>,
         .mode(0o600)
         .open(&lock_path)
         .map_err(bind_error)?;
-    let mut lock = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+    let lock = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
         Ok(lock) => lock,
         Err((_, nix::errno::Errno::EWOULDBLOCK)) => return Ok(None),
         Err((_, errno)) => return Err(bind_error(io::Error::from(errno))),

@@ -28,12 +28,12 @@ fn default_directory() -> String {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceFindFilesArgs {
-    /// Case-sensitive glob. Without `/` it matches file names (`*.cpp`); with `/` it matches the path
-    /// relative to `path` (`src/*.cpp`), where `**` spans directories (`**/test_*.cpp`).
+    /// Case-sensitive glob: without `/` it matches file names (`*.cpp`), with `/` the relative path
+    /// (`**/test_*.cpp`).
     #[serde(default = "default_pattern")]
     #[schemars(length(min = 1))]
     pub pattern: String,
-    /// Directory to search, or a file to test on its own: `project/…` or `storage/…`.
+    /// Directory to search (or a single file).
     #[serde(default = "default_directory")]
     pub path: String,
 }
@@ -84,8 +84,7 @@ pub fn register(registry: &mut Registry, resources: &mut Resources, workspace: &
         ToolSpec {
             name: "workspace_find_files",
             title: "Find files",
-            description: "Find files recursively by glob pattern. Skips directories whose name starts with `.` and \
-                          never follows links.",
+            description: "Find files recursively by glob pattern (skips dot-directories and links).",
             annotations: Annotations::FsRead,
             widget: Widget::WorkspaceTree,
             icon: Icon::Workspace,

@@ -19,7 +19,7 @@ use crate::workspace::info::FileInfo;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceFileInfoArgs {
-    /// Regular file: `project/…` or `storage/…` (shorthands `src/x`, `./src/x` mean `project/src/x`).
+    /// Regular file.
     pub path: String,
 }
 

@@ -29,14 +29,14 @@ fn default_depth() -> Option<u32> {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceListArgs {
-    /// Directory to list: `project/…` or `storage/…` (shorthands `src`, `./src` mean `project/src`).
+    /// Directory to list.
     #[serde(default = "default_directory")]
     pub path: String,
-    /// Levels of entries to list, at least 1; null lists the whole tree.
+    /// Levels to list, ≥ 1; null = whole tree.
     #[serde(default = "default_depth")]
     #[schemars(range(min = 1))]
     pub depth: Option<u32>,
-    /// Also list and descend directories whose name starts with `.` (dot files are always listed).
+    /// Also list dot-directories.
     #[serde(default)]
     pub include_hidden: bool,
 }
@@ -106,8 +106,8 @@ pub fn register(registry: &mut Registry, resources: &mut Resources, workspace: &
         ToolSpec {
             name: "workspace_list",
             title: "List directory",
-            description: "List a directory as a tree, to `depth` levels (null = whole tree). Directories whose name \
-                          starts with `.` are hidden unless `include_hidden`; links are listed, never followed.",
+            description: "List a directory as a tree. Dot-directories are hidden unless `include_hidden`; links are \
+                          listed, never followed.",
             annotations: Annotations::FsRead,
             widget: Widget::WorkspaceTree,
             icon: Icon::Workspace,

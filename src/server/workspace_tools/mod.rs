@@ -20,9 +20,13 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use futures_util::FutureExt as _;
+
+use crate::call::Call;
 use crate::server::registry::{Registry, ToolError, error_chain};
 use crate::server::resources::{Completer, ReadError, Resources};
 use crate::workspace::path::{LinkPolicy, QualifiedPath, ResolveError};
+use crate::workspace::provider::ProviderRequest;
 use crate::workspace::results::DocumentLink;
 use crate::workspace::{Error, WorkspaceService};
 
@@ -38,6 +42,29 @@ pub type ResourceLinks = BTreeMap<String, ResourceLink>;
 
 pub fn links(stored: BTreeMap<String, DocumentLink>) -> ResourceLinks {
     stored.into_iter().map(|(name, l)| (name, ResourceLink { uri: l.uri, mime_type: l.mime_type.to_owned() })).collect()
+}
+
+/// Runs every registered result provider for one file operation and stores their documents under
+/// one result id. A provider that fails or panics is logged and left out; it never fails the call.
+pub async fn provider_links(workspace: &WorkspaceService, request: ProviderRequest, call: &Call) -> ResourceLinks {
+    let providers = workspace.providers();
+    if providers.is_empty() {
+        return ResourceLinks::new();
+    }
+    let runs = providers.iter().map(|provider| {
+        let run = provider.provide(request.clone(), call.clone());
+        async move { (provider.name(), std::panic::AssertUnwindSafe(run).catch_unwind().await) }
+    });
+    let mut documents = Vec::new();
+    for (name, outcome) in futures_util::future::join_all(runs).await {
+        match outcome {
+            Ok(Ok(Some(document))) => documents.push(document),
+            Ok(Ok(None)) => {}
+            Ok(Err(err)) => tracing::warn!(provider = name, path = %request.path, "result provider failed: {err}"),
+            Err(_) => tracing::warn!(provider = name, path = %request.path, "result provider panicked"),
+        }
+    }
+    links(workspace.results().store(documents))
 }
 
 pub fn register(registry: &mut Registry, resources: &mut Resources, workspace: &Arc<WorkspaceService>) {

@@ -9,7 +9,7 @@ use rmcp::model::ResourceContents;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{ResourceLinks, blocking, blocking_read, path_argument, path_completer, read_error};
+use super::{ResourceLinks, blocking, blocking_read, path_argument, path_completer, provider_links, read_error};
 use crate::call::{Call, Question};
 use crate::render;
 use crate::server::registry::{Annotations, Registry, ToolError, ToolOutput, ToolSpec};
@@ -18,6 +18,7 @@ use crate::server::uri_template::Variables;
 use crate::widgets::{Icon, Widget};
 use crate::workspace::WorkspaceService;
 use crate::workspace::path::{Area, QualifiedPath};
+use crate::workspace::provider::{FileOperation, LineWindow, ProviderRequest};
 
 /// Everything but RFC 3986 unreserved characters is percent-encoded inside a path segment.
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
@@ -46,14 +47,13 @@ fn default_start_line() -> u64 {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceReadFileArgs {
-    /// File to read: `project/…` or `storage/…` (or the shorthands `src/x`, `./src/x`); `root/<absolute path>`
-    /// reads an external file after the user confirms.
+    /// File; `root/<absolute path>` reads an external file after the user confirms.
     pub path: String,
-    /// First line to return, 1-based.
+    /// First line, 1-based.
     #[serde(default = "default_start_line")]
     #[schemars(range(min = 1))]
     pub start_line: u64,
-    /// Last line to return, inclusive; omit or null to read to the end of the file.
+    /// Last line, inclusive; null = to the end.
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub end_line: Option<u64>,
@@ -77,8 +77,7 @@ fn register_read_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>
         ToolSpec {
             name: "workspace_read_file",
             title: "Read file",
-            description: "Read a UTF-8 text file, whole or a 1-based inclusive line range, with its original line \
-                          endings. `root/<absolute path>` reads a file outside the workspace after the user confirms.",
+            description: "Read a UTF-8 text file, whole or by line range, with its original line endings.",
             annotations: Annotations::FsRead,
             widget: Widget::WorkspaceFile,
             icon: Icon::WorkspaceFile,
@@ -103,6 +102,7 @@ fn register_read_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>
                     confirm_external_read(&call, &path).await?;
                 }
                 let (start, end) = (args.start_line, args.end_line);
+                let (ws_for_providers, provider_call) = (ws.clone(), call.clone());
                 let excerpt = blocking(move || {
                     if external {
                         ws.read_external_file(&path, start, end, &call)
@@ -112,11 +112,19 @@ fn register_read_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>
                 })
                 .await?;
                 let text = render::excerpt::numbered(excerpt.numbered_lines(), "No lines in the selected range.");
+                let resources = if external {
+                    ResourceLinks::new()
+                } else {
+                    let n_lines = crate::workspace::read::split_lines(&excerpt.text).count() as u64;
+                    let lines = LineWindow::of_read(start, end, n_lines);
+                    let request = ProviderRequest { path: excerpt.path.clone(), operation: FileOperation::Read, lines };
+                    provider_links(&ws_for_providers, request, &provider_call).await
+                };
                 let value = WorkspaceReadFileResult {
                     path: excerpt.path.to_string(),
                     text: excerpt.text,
                     start_line: excerpt.start_line,
-                    resources: ResourceLinks::new(),
+                    resources,
                 };
                 Ok(ToolOutput::new(text, value))
             }

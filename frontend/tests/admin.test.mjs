@@ -1,0 +1,288 @@
+// The admin panel end to end: real `forgemcp` instances on two workspaces, the real detached Hub
+// they start, the real `--open-admin`, and Debian's Chromium. Covers the acceptance list of the admin
+// Hub issue: tabs per instance, client calls with progress and widget, panel calls with progress and
+// cancel, elicitation answered in the browser, widget isolation, Hub restart, Hub exit, stdout purity.
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+
+import { browserMissing, launch } from "./harness/browser.mjs";
+import { adminGroup, alive, binaryMissing, freePort, Instance, openAdmin, waitFor } from "./harness/forgemcp.mjs";
+import { artifacts } from "./harness/page.mjs";
+import { assets } from "./harness/server.mjs";
+
+/** A full-page screenshot in test-artifacts/ for visual review. */
+const shoot = async (page, name) => {
+  mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: join(artifacts, `admin-${name}.png`), fullPage: true });
+};
+
+const skip = browserMissing() || binaryMissing();
+const env = {};
+
+function workspace(name, files) {
+  const dir = join(env.group.base, name);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(dir, path, ".."), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return dir;
+}
+
+/** A fake tool that prints a version at once, and one that hangs (slow version probes). */
+function tools() {
+  const dir = join(env.group.base, "tools");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "ninja"), "#!/bin/sh\necho 1.11.1\n");
+  writeFileSync(join(dir, "cmake"), "#!/bin/sh\nexec sleep 60\n");
+  chmodSync(join(dir, "ninja"), 0o755);
+  chmodSync(join(dir, "cmake"), 0o755);
+  return dir;
+}
+
+async function login(page) {
+  const opened = openAdmin(env.group);
+  assert.equal(opened.status, 0, opened.stderr);
+  assert.ok(opened.url, "the fake browser was given the private page");
+  assert.doesNotMatch(opened.stdout + opened.stderr, /token=/, "--open-admin never prints the token");
+  await page.goto(opened.url);
+  await page.getByTestId("hub-state").filter({ hasText: "Hub connected" }).waitFor();
+  return opened.url;
+}
+
+const tab = (page, name) => page.getByTestId("instance-tab").filter({ hasText: name });
+
+before(async () => {
+  if (skip) return;
+  env.group = adminGroup();
+  env.port = await freePort();
+  const bin = tools();
+  env.wsA = workspace("alpha", { "src/main.cpp": "int main() { return 0; } // needle\n", "README.md": "needle in a haystack\n" });
+  env.wsB = workspace("beta", { "lib/x.h": "#pragma once\n" });
+  env.external = join(env.group.base, "external.txt");
+  writeFileSync(env.external, "outside the workspace\n");
+  env.a = await new Instance(env.group, env.wsA, env.port, ["--toolset", "slowset", `cmake=${bin}/cmake`, `ninja=${bin}/ninja`]).initialize();
+  env.b = await new Instance(env.group, env.wsB, env.port).initialize();
+  const browser = await launch();
+  env.context = browser.context;
+  env.close = browser.close;
+  env.page = await env.context.newPage();
+  env.errors = [];
+  env.page.on("pageerror", (error) => env.errors.push(error.message));
+});
+
+after(async () => {
+  await env.close?.();
+  for (const instance of [env.a, env.b]) {
+    if (instance && instance.child.exitCode === null) instance.child.kill("SIGKILL");
+  }
+  const hub = env.group?.hubPid();
+  if (hub && alive(hub)) process.kill(hub, "SIGKILL");
+  env.group?.cleanup();
+});
+
+describe("the admin panel against real instances and a real Hub", { skip }, () => {
+  test("the built pages are self-contained and carry their placeholders", () => {
+    const admin = readFileSync(join(assets, "admin.html"), "utf8");
+    const sandbox = readFileSync(join(assets, "sandbox.html"), "utf8");
+    for (const html of [admin, sandbox]) {
+      assert.ok(html.startsWith("<!doctype html>"));
+      assert.doesNotMatch(html, /<script[^>]+src=|<link[^>]+href=/i, "no external scripts or styles");
+      assert.doesNotMatch(html, /\beval\(|new Function\b/, "no eval");
+    }
+    assert.match(admin, /__FORGEMCP_CSRF__/);
+    assert.match(admin, /__FORGEMCP_SANDBOX_ORIGIN__/);
+    assert.match(sandbox, /__FORGEMCP_ADMIN_ORIGIN__/);
+    assert.match(sandbox, /allow-scripts/);
+    assert.doesNotMatch(sandbox, /allow-same-origin/, "the inner widget frame never gets its origin");
+  });
+
+  test("each instance prints the public address and the --open-admin command, never a token", async () => {
+    const [urlA, urlB] = await Promise.all([env.a.publicUrl(), env.b.publicUrl()]);
+    assert.equal(urlA, urlB, "one Hub for the group");
+    assert.equal(urlA, `http://127.0.0.1:${env.port}/`);
+    assert.doesNotMatch(env.a.stderr + env.b.stderr, /token=/);
+    env.publicUrl = urlA;
+  });
+
+  test("the public address alone signs nobody in", async () => {
+    const page = await env.context.newPage();
+    const response = await page.goto(env.publicUrl);
+    assert.equal(response.status(), 401);
+    assert.match(await page.locator("body").innerText(), /forgemcp --open-admin/);
+    await page.close();
+  });
+
+  test("two instances on two workspaces appear as two tabs", async () => {
+    await login(env.page);
+    await waitFor(async () => (await env.page.getByTestId("instance-tab").count()) === 2, { what: "two tabs" });
+    await tab(env.page, "alpha").waitFor();
+    await tab(env.page, "beta").waitFor();
+    const url = env.page.url();
+    assert.equal(url, env.publicUrl, "the token left the address bar");
+  });
+
+  test("a login link works once", async () => {
+    const { url } = openAdmin(env.group);
+    const first = await fetch(url, { redirect: "manual" });
+    assert.equal(first.status, 303);
+    assert.match(first.headers.get("set-cookie") ?? "", new RegExp(`^forgemcp_session_${env.port}=.+; HttpOnly; SameSite=Strict; Path=/$`));
+    const again = await fetch(url, { redirect: "manual" });
+    assert.equal(again.status, 403);
+    assert.equal(again.headers.get("set-cookie"), null);
+  });
+
+  test("a call made by the MCP client shows in history with progress and its widget", async () => {
+    const result = await env.a.callTool("workspace_text_search", { query: "needle" }, "client-1");
+    assert.notEqual(result.isError, true);
+    assert.ok(env.a.progressFor("client-1").length > 0, "the MCP client got progress");
+    const page = env.page;
+    await tab(page, "alpha").click();
+    const entry = page.getByTestId("history-entry").filter({ hasText: "workspace_text_search" }).first();
+    await entry.waitFor();
+    assert.equal(await entry.getAttribute("data-origin"), "client");
+    await entry.click();
+    const detail = page.getByTestId("call-detail");
+    await detail.getByTestId("call-state").filter({ hasText: "completed" }).waitFor();
+    assert.ok((await detail.getByTestId("progress").locator("li").count()) > 0, "progress is in the history");
+    const widget = page.frameLocator('[data-testid="widget-box"] iframe').frameLocator("iframe");
+    await widget.locator("header h1").waitFor();
+    await shoot(page, "client-call");
+    await widget.getByText("needle").first().waitFor();
+    await detail.getByRole("tab", { name: "Text" }).click();
+    assert.match(await detail.getByTestId("call-text").innerText(), /needle/);
+    await detail.getByRole("tab", { name: "JSON" }).click();
+    assert.match(await detail.getByTestId("call-json").innerText(), /"structuredContent"/);
+    assert.equal(await detail.getByTestId("call-cancel").count(), 0, "the panel cannot cancel a client call");
+  });
+
+  test("a widget in the sandbox cannot reach the panel's API", async () => {
+    const page = env.page;
+    const detail = page.getByTestId("call-detail");
+    await detail.getByRole("tab", { name: "Widget" }).click();
+    const outer = page.frameLocator('[data-testid="widget-box"] iframe');
+    await outer.frameLocator("iframe").locator("header h1").waitFor();
+    const frames = page.frames();
+    const proxy = frames.find((f) => f.url().includes("/sandbox.html"));
+    const view = frames.find((f) => f.parentFrame() === proxy);
+    assert.ok(proxy && view, "the proxy and the widget frames exist");
+    const api = `${env.publicUrl}api/instances`;
+    const probe = (target) =>
+      fetch(target, { credentials: "include" }).then(
+        (r) => `fetched ${r.status}`,
+        (e) => `blocked ${e.name}`,
+      );
+    assert.match(await view.evaluate(probe, api), /^blocked/);
+    assert.match(await proxy.evaluate(probe, api), /^blocked/);
+    assert.equal(await view.evaluate(() => { try { return String(parent.document); } catch (e) { return e.name; } }), "SecurityError");
+  });
+
+  test("with controls enabled, a panel call runs, shows progress and can be cancelled", async () => {
+    const page = env.page;
+    await tab(page, "alpha").click();
+    const instance = page.getByTestId("instance");
+    assert.equal(await page.getByTestId("call-form").count(), 0, "command controls start hidden");
+    await page.getByTestId("controls-toggle").check();
+    await instance.getByRole("tab", { name: "Tools" }).click();
+    await page.getByTestId("tool").filter({ hasText: "toolset_get" }).click();
+    const id = `user-${createHash("sha256").update("slowset").digest("hex")}`;
+    await page.getByTestId("call-arguments").fill(JSON.stringify({ toolset_id: id }));
+    await page.getByTestId("call-run").click();
+    const detail = page.getByTestId("call-detail");
+    await detail.getByTestId("call-state").filter({ hasText: "running" }).waitFor();
+    assert.match(await detail.getAttribute("data-call"), /^\d+$/);
+    await detail.getByTestId("progress").getByText("Read ninja").waitFor();
+    const entry = page.getByTestId("history-entry").filter({ hasText: "toolset_get" }).first();
+    assert.equal(await entry.getAttribute("data-origin"), "panel");
+    await detail.getByTestId("call-cancel").click();
+    await detail.getByTestId("call-state").filter({ hasText: "cancelled" }).waitFor();
+    assert.equal(await entry.getAttribute("data-state"), "cancelled");
+  });
+
+  test("invalid arguments are refused by the same validation as stdio calls", async () => {
+    const page = env.page;
+    await page.getByTestId("instance").getByRole("tab", { name: "Tools" }).click();
+    await page.getByTestId("tool").filter({ hasText: "workspace_list" }).click();
+    await page.getByTestId("call-arguments").fill(JSON.stringify({ path: "../outside" }));
+    await page.getByTestId("call-run").click();
+    const detail = page.getByTestId("call-detail");
+    await detail.getByTestId("call-state").filter({ hasText: "tool error" }).waitFor();
+    await detail.getByRole("tab", { name: "Text" }).click();
+    assert.match(await detail.getByTestId("call-text").innerText(), /path/);
+  });
+
+  test("a panel root/ read raises an elicitation answered in the browser", async () => {
+    const page = env.page;
+    await page.getByTestId("instance").getByRole("tab", { name: "Tools" }).click();
+    await page.getByTestId("tool").filter({ hasText: "workspace_read_file" }).click();
+    await page.getByTestId("call-arguments").fill(JSON.stringify({ path: `root${env.external}` }));
+    await page.getByTestId("call-run").click();
+    const question = page.getByTestId("elicitation");
+    await question.waitFor();
+    assert.match(await question.getByTestId("elicitation-message").innerText(), /external\.txt/);
+    await question.getByTestId("elicitation-field-allow").check();
+    await question.getByTestId("elicitation-accept").click();
+    const detail = page.getByTestId("call-detail");
+    await detail.getByTestId("call-state").filter({ hasText: "completed" }).waitFor();
+    await detail.getByRole("tab", { name: "Text" }).click();
+    assert.match(await detail.getByTestId("call-text").innerText(), /outside the workspace/);
+    assert.equal(await page.getByTestId("elicitation").count(), 0, "the question is gone");
+  });
+
+  test("killing the Hub shows instances reconnecting and a new Hub takes them back", async () => {
+    const page = env.page;
+    const old = env.group.hubPid();
+    assert.ok(old && alive(old), "the Hub runs");
+    process.kill(old, "SIGKILL");
+    await page.getByTestId("hub-banner").waitFor();
+    await waitFor(async () => (await page.locator('[data-testid="instance-tab"][data-state="reconnecting"]').count()) === 2, {
+      what: "both tabs reconnecting",
+    });
+    // stdio is unaffected while the link is down or rejoining.
+    const listed = await env.b.callTool("workspace_list", {});
+    assert.notEqual(listed.isError, true);
+    const fresh = await waitFor(() => {
+      const pid = env.group.hubPid();
+      return pid && pid !== old && alive(pid) ? pid : null;
+    }, { what: "a new Hub" });
+    assert.notEqual(fresh, old);
+    await waitFor(() => /link lost|reconnecting/i.test(env.a.stderr) && /joined the admin Hub[\s\S]*joined the admin Hub/.test(env.a.stderr), {
+      what: "instance alpha rejoined",
+    });
+    await login(page);
+    await waitFor(async () => (await page.locator('[data-testid="instance-tab"][data-state="connected"]').count()) === 2, {
+      what: "both instances back",
+    });
+    await tab(page, "alpha").click();
+    await shoot(page, "after-hub-restart");
+    await page.getByTestId("instance").getByText("link lost 1×").waitFor();
+    // The history survived in the instance; nothing was replayed.
+    await page.getByTestId("instance").getByRole("tab", { name: "History" }).click();
+    const searches = page.getByTestId("history-entry").filter({ hasText: "workspace_text_search" });
+    assert.equal(await searches.count(), 1);
+  });
+
+  test("--open-admin reports a Hub without a browser with status 3 and no token", () => {
+    const opened = openAdmin(env.group, { browser: "fail" });
+    assert.equal(opened.status, 3, opened.stderr);
+    assert.doesNotMatch(opened.stdout + opened.stderr, /token=/);
+    assert.equal(opened.stdout, "", "stdout stays empty");
+  });
+
+  test("the Hub exits after the last instance stops, and stdout stayed pure MCP", async () => {
+    const hub = env.group.hubPid();
+    assert.ok(hub && alive(hub));
+    assert.equal(await env.a.stop(), 0);
+    assert.ok(alive(hub), "one instance still uses the Hub");
+    assert.equal(await env.b.stop(), 0);
+    await waitFor(() => !alive(hub), { timeout: 20000, interval: 200, what: "the Hub to exit" });
+    assert.ok(!existsSync(join(env.group.dir, `${env.group.name}.sock`)), "the socket is gone");
+    assert.deepEqual(env.a.stdoutProblems, []);
+    assert.deepEqual(env.b.stdoutProblems, []);
+    const none = openAdmin(env.group);
+    assert.equal(none.status, 1, none.stderr);
+    assert.deepEqual(env.errors, [], "no page errors");
+  });
+});

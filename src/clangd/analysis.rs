@@ -1,0 +1,439 @@
+//! The analyses one session answers: diagnostics, hover, definitions, references, document and
+//! workspace symbols, and the annotations (diagnostics plus semantic tokens) of `clangd.json`.
+//!
+//! Each file analysis opens the complete current text, asks, and closes the document before it
+//! returns (the [`OpenDocument`](super::session::OpenDocument) guard). Answers are converted to the
+//! model types: one-based lines, code points, qualified paths, previews.
+//!
+//! Architecture invariant: requests that read clangd's index (definitions, references, workspace
+//! symbols) first let the session's index settle, but never for more than two thirds of the time
+//! left, so a slow index degrades the answer instead of failing the call.
+
+use lsp_types::request::{
+    DocumentSymbolRequest, GotoDefinition, HoverRequest, References, SemanticTokensFullRequest, WorkspaceSymbolRequest,
+};
+use lsp_types::{
+    DocumentSymbolResponse, GotoDefinitionResponse, HoverContents, MarkedString, SemanticTokensResult,
+    TextDocumentPositionParams, WorkspaceSymbolResponse,
+};
+use tokio::time::Instant;
+
+use super::Error;
+use super::convert::{Located, Locator, SourceFile, range_from_wire, to_wire};
+use super::model::{
+    Diagnostic, DiagnosticCode, DocumentSymbol, Hover, HoverContent, HoverKind, Location, NavigationLocation, Position,
+    RelatedInformation, SemanticSpan, Severity, SourceRange, WorkspaceSymbol,
+};
+use super::session::Session;
+use crate::lsp::PositionEncoding;
+use crate::workspace::path::Roots;
+
+/// Lets the index settle before an index-backed request, for at most two thirds of the time left.
+async fn settle_index(session: &Session, deadline: Instant) {
+    let now = Instant::now();
+    let budget = deadline.saturating_duration_since(now) * 2 / 3;
+    if !session.index_settled(now + budget).await {
+        tracing::info!(context = %session.context_id, "clangd's index is still busy; answering from what it has");
+    }
+}
+
+/// The diagnostics clangd publishes for the current text of `file`.
+pub async fn diagnostics(
+    session: &Session,
+    roots: &Roots,
+    file: &SourceFile,
+    deadline: Instant,
+) -> Result<Vec<Diagnostic>, Error> {
+    let mut doc = session.open(&file.uri, &file.abs, file.lines.text(), deadline).await?;
+    let published = doc.diagnostics(deadline).await?;
+    drop(doc);
+    let mut locator = Locator::new(roots, session.encoding, Some(file));
+    Ok(published.into_iter().map(|d| diagnostic(&mut locator, file, d)).collect())
+}
+
+/// Diagnostics and semantic spans of `file` for `clangd.json`.
+pub async fn annotations(
+    session: &Session,
+    roots: &Roots,
+    file: &SourceFile,
+    deadline: Instant,
+) -> Result<(Vec<Diagnostic>, Vec<SemanticSpan>), Error> {
+    let mut doc = session.open(&file.uri, &file.abs, file.lines.text(), deadline).await?;
+    let params = lsp_types::SemanticTokensParams {
+        text_document: doc.identifier(),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    };
+    let tokens = if session.capabilities.semantic_tokens_provider.is_some() {
+        session.request::<SemanticTokensFullRequest>(params, deadline).await?
+    } else {
+        None
+    };
+    let published = doc.diagnostics(deadline).await?;
+    drop(doc);
+    let mut locator = Locator::new(roots, session.encoding, Some(file));
+    let diagnostics = published.into_iter().map(|d| diagnostic(&mut locator, file, d)).collect();
+    let spans = match tokens {
+        Some(SemanticTokensResult::Tokens(tokens)) => semantic_spans(session, file, &tokens.data),
+        Some(SemanticTokensResult::Partial(partial)) => semantic_spans(session, file, &partial.data),
+        None => Vec::new(),
+    };
+    Ok((diagnostics, spans))
+}
+
+fn position_params(session: &Session, file: &SourceFile, uri: lsp_types::TextDocumentIdentifier, position: Position) -> TextDocumentPositionParams {
+    TextDocumentPositionParams { text_document: uri, position: to_wire(&file.lines, position, session.encoding) }
+}
+
+pub async fn hover(
+    session: &Session,
+    file: &SourceFile,
+    position: Position,
+    deadline: Instant,
+) -> Result<Option<Hover>, Error> {
+    let doc = session.open(&file.uri, &file.abs, file.lines.text(), deadline).await?;
+    let params = lsp_types::HoverParams {
+        text_document_position_params: position_params(session, file, doc.identifier(), position),
+        work_done_progress_params: Default::default(),
+    };
+    let answer = session.request::<HoverRequest>(params, deadline).await?;
+    drop(doc);
+    Ok(answer.map(|hover| Hover {
+        contents: hover_contents(hover.contents),
+        range: hover.range.map(|range| range_from_wire(Some(&file.lines), range, session.encoding)),
+    }))
+}
+
+fn hover_contents(contents: HoverContents) -> Vec<HoverContent> {
+    let marked = |marked: MarkedString| match marked {
+        MarkedString::String(text) => HoverContent { kind: HoverKind::Markdown, text, language: None },
+        MarkedString::LanguageString(code) => {
+            HoverContent { kind: HoverKind::Code, text: code.value, language: Some(code.language) }
+        }
+    };
+    match contents {
+        HoverContents::Scalar(one) => vec![marked(one)],
+        HoverContents::Array(many) => many.into_iter().map(marked).collect(),
+        HoverContents::Markup(markup) => vec![HoverContent {
+            kind: match markup.kind {
+                lsp_types::MarkupKind::Markdown => HoverKind::Markdown,
+                lsp_types::MarkupKind::PlainText => HoverKind::Plaintext,
+            },
+            text: markup.value,
+            language: None,
+        }],
+    }
+}
+
+pub async fn definition(
+    session: &Session,
+    roots: &Roots,
+    file: &SourceFile,
+    position: Position,
+    deadline: Instant,
+) -> Result<Vec<NavigationLocation>, Error> {
+    settle_index(session, deadline).await;
+    let doc = session.open(&file.uri, &file.abs, file.lines.text(), deadline).await?;
+    let params = lsp_types::GotoDefinitionParams {
+        text_document_position_params: position_params(session, file, doc.identifier(), position),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    };
+    let answer = session.request::<GotoDefinition>(params, deadline).await?;
+    drop(doc);
+    let locations: Vec<(lsp_types::Uri, lsp_types::Range)> = match answer {
+        None => Vec::new(),
+        Some(GotoDefinitionResponse::Scalar(one)) => vec![(one.uri, one.range)],
+        Some(GotoDefinitionResponse::Array(many)) => many.into_iter().map(|l| (l.uri, l.range)).collect(),
+        Some(GotoDefinitionResponse::Link(links)) => {
+            links.into_iter().map(|l| (l.target_uri, l.target_selection_range)).collect()
+        }
+    };
+    Ok(navigation(roots, session.encoding, file, locations))
+}
+
+pub async fn references(
+    session: &Session,
+    roots: &Roots,
+    file: &SourceFile,
+    position: Position,
+    include_declaration: bool,
+    deadline: Instant,
+) -> Result<Vec<NavigationLocation>, Error> {
+    settle_index(session, deadline).await;
+    let doc = session.open(&file.uri, &file.abs, file.lines.text(), deadline).await?;
+    let params = lsp_types::ReferenceParams {
+        text_document_position: position_params(session, file, doc.identifier(), position),
+        context: lsp_types::ReferenceContext { include_declaration },
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    };
+    let answer = session.request::<References>(params, deadline).await?;
+    drop(doc);
+    let locations = answer.unwrap_or_default().into_iter().map(|l| (l.uri, l.range)).collect();
+    Ok(navigation(roots, session.encoding, file, locations))
+}
+
+/// Converted locations with previews, without duplicates, sorted by path and range.
+fn navigation(
+    roots: &Roots,
+    encoding: PositionEncoding,
+    file: &SourceFile,
+    locations: Vec<(lsp_types::Uri, lsp_types::Range)>,
+) -> Vec<NavigationLocation> {
+    let mut locator = Locator::new(roots, encoding, Some(file));
+    let mut res: Vec<NavigationLocation> = locations
+        .into_iter()
+        .filter_map(|(uri, range)| locator.locate(&uri, range))
+        .map(|Located { path, range, preview }| NavigationLocation { path: path.to_string(), range, preview })
+        .collect();
+    res.sort_by(|a, b| (&a.path, a.range).cmp(&(&b.path, b.range)));
+    res.dedup();
+    res
+}
+
+pub async fn document_symbols(
+    session: &Session,
+    file: &SourceFile,
+    deadline: Instant,
+) -> Result<Vec<DocumentSymbol>, Error> {
+    let doc = session.open(&file.uri, &file.abs, file.lines.text(), deadline).await?;
+    let params = lsp_types::DocumentSymbolParams {
+        text_document: doc.identifier(),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    };
+    let answer = session.request::<DocumentSymbolRequest>(params, deadline).await?;
+    drop(doc);
+    let range = |r| range_from_wire(Some(&file.lines), r, session.encoding);
+    Ok(match answer {
+        None => Vec::new(),
+        Some(DocumentSymbolResponse::Nested(symbols)) => symbols.into_iter().map(|s| nested_symbol(s, &range)).collect(),
+        // A flat answer becomes a flat outline.
+        Some(DocumentSymbolResponse::Flat(symbols)) => symbols
+            .into_iter()
+            .map(|s| {
+                let r = range(s.location.range);
+                DocumentSymbol {
+                    name: s.name,
+                    kind: symbol_kind(s.kind),
+                    range: r,
+                    selection_range: r,
+                    detail: None,
+                    tags: tags(s.tags),
+                    children: Vec::new(),
+                }
+            })
+            .collect(),
+    })
+}
+
+fn nested_symbol(symbol: lsp_types::DocumentSymbol, range: &impl Fn(lsp_types::Range) -> SourceRange) -> DocumentSymbol {
+    DocumentSymbol {
+        name: symbol.name,
+        kind: symbol_kind(symbol.kind),
+        range: range(symbol.range),
+        selection_range: range(symbol.selection_range),
+        detail: symbol.detail.filter(|d| !d.is_empty()),
+        tags: tags(symbol.tags),
+        children: symbol.children.unwrap_or_default().into_iter().map(|child| nested_symbol(child, range)).collect(),
+    }
+}
+
+fn symbol_kind(kind: lsp_types::SymbolKind) -> u32 {
+    serde_json::to_value(kind).ok().and_then(|v| v.as_u64()).map_or(0, |n| n as u32)
+}
+
+fn tags(tags: Option<Vec<lsp_types::SymbolTag>>) -> Vec<u32> {
+    tags.unwrap_or_default()
+        .into_iter()
+        .filter_map(|tag| serde_json::to_value(tag).ok().and_then(|v| v.as_u64()).map(|n| n as u32))
+        .collect()
+}
+
+pub async fn workspace_symbols(
+    session: &Session,
+    roots: &Roots,
+    query: &str,
+    deadline: Instant,
+) -> Result<Vec<WorkspaceSymbol>, Error> {
+    settle_index(session, deadline).await;
+    let params = lsp_types::WorkspaceSymbolParams {
+        query: query.to_owned(),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    };
+    let answer = session.request::<WorkspaceSymbolRequest>(params, deadline).await?;
+    let mut locator = Locator::new(roots, session.encoding, None);
+    let mut res = Vec::new();
+    match answer {
+        None => {}
+        Some(WorkspaceSymbolResponse::Flat(symbols)) => {
+            for symbol in symbols {
+                let Some(location) = locator.locate(&symbol.location.uri, symbol.location.range) else { continue };
+                res.push(WorkspaceSymbol {
+                    name: symbol.name,
+                    kind: symbol_kind(symbol.kind),
+                    location: NavigationLocation {
+                        path: location.path.to_string(),
+                        range: location.range,
+                        preview: location.preview,
+                    },
+                    container_name: symbol.container_name.filter(|c| !c.is_empty()),
+                    tags: tags(symbol.tags),
+                });
+            }
+        }
+        Some(WorkspaceSymbolResponse::Nested(symbols)) => {
+            for symbol in symbols {
+                let (uri, range) = match symbol.location {
+                    lsp_types::OneOf::Left(location) => (location.uri, location.range),
+                    lsp_types::OneOf::Right(uri_only) => (uri_only.uri, lsp_types::Range::default()),
+                };
+                let Some(location) = locator.locate(&uri, range) else { continue };
+                res.push(WorkspaceSymbol {
+                    name: symbol.name,
+                    kind: symbol_kind(symbol.kind),
+                    location: NavigationLocation {
+                        path: location.path.to_string(),
+                        range: location.range,
+                        preview: location.preview,
+                    },
+                    container_name: symbol.container_name.filter(|c| !c.is_empty()),
+                    tags: tags(symbol.tags),
+                });
+            }
+        }
+    }
+    Ok(res)
+}
+
+fn diagnostic(locator: &mut Locator<'_>, file: &SourceFile, d: lsp_types::Diagnostic) -> Diagnostic {
+    let severity = d.severity.map(|s| match s {
+        lsp_types::DiagnosticSeverity::ERROR => Severity::Error,
+        lsp_types::DiagnosticSeverity::WARNING => Severity::Warning,
+        lsp_types::DiagnosticSeverity::INFORMATION => Severity::Information,
+        _ => Severity::Hint,
+    });
+    let code = d.code.map(|code| match code {
+        lsp_types::NumberOrString::Number(n) => DiagnosticCode::Number(i64::from(n)),
+        lsp_types::NumberOrString::String(s) => DiagnosticCode::Text(s),
+    });
+    let tags = d
+        .tags
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|tag| serde_json::to_value(tag).ok().and_then(|v| v.as_i64()).map(|n| n as i32))
+        .collect();
+    let related = d
+        .related_information
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|info| {
+            let located = locator.locate(&info.location.uri, info.location.range)?;
+            Some(RelatedInformation {
+                location: Location { path: located.path.to_string(), range: located.range },
+                message: info.message,
+            })
+        })
+        .collect();
+    Diagnostic {
+        range: range_from_wire(Some(&file.lines), d.range, locator.encoding()),
+        severity,
+        message: d.message,
+        code,
+        source: d.source,
+        tags,
+        related,
+    }
+}
+
+/// Decodes relative semantic tokens (five numbers per token) with the server's legend.
+fn semantic_spans(session: &Session, file: &SourceFile, data: &[lsp_types::SemanticToken]) -> Vec<SemanticSpan> {
+    let Some(legend) = session.capabilities.semantic_tokens_provider.as_ref().map(|provider| match provider {
+        lsp_types::SemanticTokensServerCapabilities::SemanticTokensOptions(options) => &options.legend,
+        lsp_types::SemanticTokensServerCapabilities::SemanticTokensRegistrationOptions(options) => {
+            &options.semantic_tokens_options.legend
+        }
+    }) else {
+        return Vec::new();
+    };
+    decode_tokens(&file.lines, session.encoding, legend, data)
+}
+
+pub(crate) fn decode_tokens(
+    lines: &crate::lsp::LineIndex,
+    encoding: PositionEncoding,
+    legend: &lsp_types::SemanticTokensLegend,
+    data: &[lsp_types::SemanticToken],
+) -> Vec<SemanticSpan> {
+    let mut res = Vec::with_capacity(data.len());
+    let (mut line, mut start) = (0u32, 0u32);
+    for token in data {
+        if token.delta_line > 0 {
+            line += token.delta_line;
+            start = token.delta_start;
+        } else {
+            start += token.delta_start;
+        }
+        let wire = lsp_types::Range {
+            start: lsp_types::Position { line, character: start },
+            end: lsp_types::Position { line, character: start + token.length },
+        };
+        let kind = legend
+            .token_types
+            .get(token.token_type as usize)
+            .map_or_else(|| format!("type-{}", token.token_type), |t| t.as_str().to_owned());
+        let modifiers = legend
+            .token_modifiers
+            .iter()
+            .enumerate()
+            .filter(|(bit, _)| *bit < 32 && token.token_modifiers_bitset & (1 << bit) != 0)
+            .map(|(_, modifier)| modifier.as_str().to_owned())
+            .collect();
+        res.push(SemanticSpan { range: range_from_wire(Some(lines), wire, encoding), kind, modifiers });
+    }
+    res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lsp::LineIndex;
+
+    #[test]
+    fn relative_tokens_decode_to_absolute_code_point_ranges() {
+        let lines = LineIndex::new("int x;\n/* 😀 */ int y = x;\n");
+        let legend = lsp_types::SemanticTokensLegend {
+            token_types: vec!["variable".into(), "function".into()],
+            token_modifiers: vec!["declaration".into(), "readonly".into()],
+        };
+        let token = |delta_line, delta_start, length, token_type, token_modifiers_bitset| lsp_types::SemanticToken {
+            delta_line,
+            delta_start,
+            length,
+            token_type,
+            token_modifiers_bitset,
+        };
+        // UTF-16: `y` on line 2 starts after "/* 😀 */ int " = 13 units (12 code points).
+        let data = [token(0, 4, 1, 0, 1), token(1, 13, 1, 0, 3), token(0, 4, 1, 0, 0)];
+        let spans = decode_tokens(&lines, PositionEncoding::Utf16, &legend, &data);
+        let summary: Vec<String> = spans
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}:{}-{}:{} {} {:?}",
+                    s.range.start.line, s.range.start.character, s.range.end.line, s.range.end.character, s.kind, s.modifiers
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                "1:4-1:5 variable [\"declaration\"]",
+                "2:12-2:13 variable [\"declaration\", \"readonly\"]",
+                "2:16-2:17 variable []",
+            ]
+        );
+    }
+}
