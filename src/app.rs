@@ -4,6 +4,9 @@
 //! Architecture invariant: nothing slow happens before the stdio transport starts; `initialize` is
 //! answered immediately. The admin link joins the Hub in the background afterwards; failing to reach
 //! or start a Hub is a warning, never fatal.
+//! Architecture invariant: stdin EOF starts the shutdown at once (clangd gets half a second to exit
+//! politely, then every process tree is killed), without waiting for rmcp, which lets calls still in
+//! flight finish for up to 5 s; no process of any tree is alive a second after EOF.
 
 use std::io;
 use std::pin::Pin;
@@ -149,9 +152,7 @@ fn start_admin_link(
         }
     };
     let hub_command = match std::env::current_exe() {
-        Ok(executable) => {
-            Some(HubCommand { executable, ipc_name: admin.ipc_name().to_owned(), port: admin.port() })
-        }
+        Ok(executable) => Some(HubCommand { executable, ipc_name: admin.ipc_name().to_owned(), port: admin.port() }),
         Err(err) => {
             tracing::warn!("cannot locate this executable to start an admin Hub: {err}");
             None

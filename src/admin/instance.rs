@@ -279,6 +279,16 @@ async fn run(
                         *state.lock() = LinkState::Reconnecting;
                         tracing::warn!("admin Hub link lost ({reason}); reconnecting (this server keeps serving MCP)");
                     }
+                    // No session was established (for example a dying Hub's socket still accepted):
+                    // just try again.
+                    ConnectionEnd::Refused(reason) => {
+                        tracing::debug!("admin Hub handshake failed: {reason}");
+                        tokio::select! {
+                            () = tokio::time::sleep(delay) => {}
+                            () = shutdown.cancelled() => break,
+                        }
+                        delay = (delay * 2).min(RETRY_MAX);
+                    }
                 }
             }
             Err(err) => {
@@ -335,6 +345,9 @@ fn open_log(path: &std::path::Path) -> Option<std::fs::File> {
 }
 
 enum ConnectionEnd {
+    /// The handshake failed; no session existed.
+    Refused(String),
+    /// An established session ended.
     Lost(String),
     Shutdown,
 }
@@ -360,14 +373,14 @@ async fn serve_connection(
         reconnects: ctx.reconnects.load(Ordering::Relaxed),
     });
     if let Err(err) = send(&mut writer, &hello).await {
-        return ConnectionEnd::Lost(err);
+        return ConnectionEnd::Refused(err);
     }
     let welcome = match tokio::time::timeout(LINK_TIMEOUT, reader.next()).await {
         Ok(Ok(Some(Message::Welcome(welcome)))) => welcome,
-        Ok(Ok(Some(other))) => return ConnectionEnd::Lost(format!("unexpected first message {other:?}")),
-        Ok(Ok(None)) => return ConnectionEnd::Lost("the Hub closed the connection".into()),
-        Ok(Err(err)) => return ConnectionEnd::Lost(err.to_string()),
-        Err(_) => return ConnectionEnd::Lost("the Hub did not answer".into()),
+        Ok(Ok(Some(other))) => return ConnectionEnd::Refused(format!("unexpected first message {other:?}")),
+        Ok(Ok(None)) => return ConnectionEnd::Refused("the Hub closed the connection".into()),
+        Ok(Err(err)) => return ConnectionEnd::Refused(err.to_string()),
+        Err(_) => return ConnectionEnd::Refused("the Hub did not answer".into()),
     };
     *ctx.state.lock() = LinkState::Connected { public_url: welcome.public_url.clone() };
     if options.announce && announced.as_deref() != Some(welcome.public_url.as_str()) {

@@ -31,7 +31,8 @@ pub async fn open_admin(ipc_name: &str, env: &AdminEnv) -> u8 {
     let say = |line: &str| {
         let _ = writeln!(std::io::stderr().lock(), "forgemcp: {line}");
     };
-    let group = if ipc_name == crate::cli::DEFAULT_ADMIN_IPC { String::new() } else { format!(" --admin-ipc {ipc_name}") };
+    let group =
+        if ipc_name == crate::cli::DEFAULT_ADMIN_IPC { String::new() } else { format!(" --admin-ipc {ipc_name}") };
     let no_hub = |detail: &str| {
         say(&format!(
             "no admin Hub is running for this user{group} ({detail}); start a ForgeMCP server first (it starts the Hub)"
@@ -172,7 +173,8 @@ async fn open_in_browser(page: &Path, env: &AdminEnv) -> Result<(), String> {
 /// `file://` URL of an absolute path (percent-encoding what a URL path cannot hold).
 fn file_url(path: &Path) -> String {
     use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
-    const PATH: &AsciiSet = &CONTROLS.add(b' ').add(b'"').add(b'#').add(b'%').add(b'<').add(b'>').add(b'?').add(b'`').add(b'{').add(b'}');
+    const PATH: &AsciiSet =
+        &CONTROLS.add(b' ').add(b'"').add(b'#').add(b'%').add(b'<').add(b'>').add(b'?').add(b'`').add(b'{').add(b'}');
     let text = path.to_string_lossy().replace('\\', "/");
     let text = if text.starts_with('/') { text } else { format!("/{text}") };
     format!("file://{}", utf8_percent_encode(&text, PATH))

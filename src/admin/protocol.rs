@@ -34,9 +34,14 @@ pub enum Message {
     /// Instance → Hub: the answer to one request.
     Response(Response),
     /// `--open-admin` → Hub: a private login URL, please.
-    OpenUrlRequest { id: String },
+    OpenUrlRequest {
+        id: String,
+    },
     /// Hub → `--open-admin`: the single-use login URL.
-    OpenUrl { id: String, url: String },
+    OpenUrl {
+        id: String,
+        url: String,
+    },
     /// Liveness, both directions (every 5 s; 15 s of silence means the link is lost).
     Ping,
     Pong,
@@ -174,7 +179,7 @@ pub fn encode(message: &Message) -> Result<Vec<u8>, FrameError> {
 }
 
 /// Splits a byte stream into messages. Pure: feed bytes with [`push`](Self::push), take messages
-/// with [`next`](Self::next).
+/// with [`next_message`](Self::next_message).
 #[derive(Debug)]
 pub struct Decoder {
     buf: Vec<u8>,
@@ -202,7 +207,7 @@ impl Decoder {
 
     /// The next complete message, an error for a bad line, or `None` until more bytes arrive.
     /// Blank lines are skipped.
-    pub fn next(&mut self) -> Option<Result<Message, FrameError>> {
+    pub fn next_message(&mut self) -> Option<Result<Message, FrameError>> {
         loop {
             let Some(offset) = memchr::memchr(b'\n', &self.buf[self.scanned..]) else {
                 self.scanned = self.buf.len();
@@ -253,7 +258,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// The next message; `Ok(None)` at a clean end of stream.
     pub async fn next(&mut self) -> Result<Option<Message>, FrameError> {
         loop {
-            if let Some(message) = self.decoder.next() {
+            if let Some(message) = self.decoder.next_message() {
                 return message.map(Some);
             }
             let n = self.reader.read(&mut self.chunk).await?;
@@ -287,15 +292,18 @@ mod tests {
         expect.assert_eq(&text);
         let mut decoder = Decoder::default();
         decoder.push(&line);
-        assert_eq!(decoder.next().expect("one message").expect("decodes"), message);
-        assert!(decoder.next().is_none());
+        assert_eq!(decoder.next_message().expect("one message").expect("decodes"), message);
+        assert!(decoder.next_message().is_none());
     }
 
     #[test]
     fn message_shapes() {
-        check(Message::Ping, expect![[r#"
+        check(
+            Message::Ping,
+            expect![[r#"
             {"type":"ping"}
-        "#]]);
+        "#]],
+        );
         check(
             Message::Welcome(Welcome { public_url: "http://127.0.0.1:8765/".into(), hub_pid: 7 }),
             expect![[r#"
@@ -344,38 +352,38 @@ mod tests {
     fn decoder_handles_split_and_joined_lines() {
         let mut decoder = Decoder::default();
         decoder.push(b"{\"type\":\"pi");
-        assert!(decoder.next().is_none());
+        assert!(decoder.next_message().is_none());
         decoder.push(b"ng\"}\r\n\n  \n{\"type\":\"pong\"}\n{\"type\":\"bye\"");
-        assert_eq!(decoder.next().expect("ping").expect("valid"), Message::Ping);
-        assert_eq!(decoder.next().expect("pong").expect("valid"), Message::Pong);
-        assert!(decoder.next().is_none(), "the last line is incomplete");
+        assert_eq!(decoder.next_message().expect("ping").expect("valid"), Message::Ping);
+        assert_eq!(decoder.next_message().expect("pong").expect("valid"), Message::Pong);
+        assert!(decoder.next_message().is_none(), "the last line is incomplete");
         decoder.push(b"}\n");
-        assert_eq!(decoder.next().expect("bye").expect("valid"), Message::Bye);
+        assert_eq!(decoder.next_message().expect("bye").expect("valid"), Message::Bye);
     }
 
     #[test]
     fn decoder_reports_bad_json_and_continues() {
         let mut decoder = Decoder::default();
         decoder.push(b"not json\n{\"type\":\"nope\"}\n{\"type\":\"ping\"}\n");
-        assert!(matches!(decoder.next(), Some(Err(FrameError::Invalid(_)))));
-        assert!(matches!(decoder.next(), Some(Err(FrameError::Invalid(_)))), "unknown type");
-        assert_eq!(decoder.next().expect("ping").expect("valid"), Message::Ping);
+        assert!(matches!(decoder.next_message(), Some(Err(FrameError::Invalid(_)))));
+        assert!(matches!(decoder.next_message(), Some(Err(FrameError::Invalid(_)))), "unknown type");
+        assert_eq!(decoder.next_message().expect("ping").expect("valid"), Message::Ping);
     }
 
     #[test]
     fn decoder_refuses_over_long_lines_and_resynchronises() {
         let mut decoder = Decoder::with_max(32);
         decoder.push(&[b'x'; 40]);
-        assert!(matches!(decoder.next(), Some(Err(FrameError::TooLong))));
+        assert!(matches!(decoder.next_message(), Some(Err(FrameError::TooLong))));
         decoder.push(&[b'x'; 100]);
-        assert!(decoder.next().is_none(), "still inside the long line: dropped, not buffered");
+        assert!(decoder.next_message().is_none(), "still inside the long line: dropped, not buffered");
         assert!(decoder.buf.is_empty());
         decoder.push(b"xx\n{\"type\":\"ping\"}\n");
-        assert_eq!(decoder.next().expect("ping").expect("valid"), Message::Ping);
+        assert_eq!(decoder.next_message().expect("ping").expect("valid"), Message::Ping);
         // A long line that arrives whole is refused too.
         decoder.push(format!("{}\n{{\"type\":\"pong\"}}\n", "y".repeat(50)).as_bytes());
-        assert!(matches!(decoder.next(), Some(Err(FrameError::TooLong))));
-        assert_eq!(decoder.next().expect("pong").expect("valid"), Message::Pong);
+        assert!(matches!(decoder.next_message(), Some(Err(FrameError::TooLong))));
+        assert_eq!(decoder.next_message().expect("pong").expect("valid"), Message::Pong);
     }
 
     #[tokio::test]

@@ -230,7 +230,8 @@ impl PanelSession {
     /// `resources/read` through the session.
     pub async fn read_resource(&self, uri: &str) -> Result<Value, SessionError> {
         let read = self.peer().read_resource(ReadResourceRequestParams::new(uri.to_owned()));
-        let result = tokio::time::timeout(REQUEST_TIMEOUT, read).await.map_err(|_| SessionError::Timeout(REQUEST_TIMEOUT))??;
+        let result =
+            tokio::time::timeout(REQUEST_TIMEOUT, read).await.map_err(|_| SessionError::Timeout(REQUEST_TIMEOUT))??;
         serde_json::to_value(result).map_err(|err| SessionError::Mcp(err.to_string()))
     }
 

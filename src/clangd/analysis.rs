@@ -81,7 +81,12 @@ pub async fn annotations(
     Ok((diagnostics, spans))
 }
 
-fn position_params(session: &Session, file: &SourceFile, uri: lsp_types::TextDocumentIdentifier, position: Position) -> TextDocumentPositionParams {
+fn position_params(
+    session: &Session,
+    file: &SourceFile,
+    uri: lsp_types::TextDocumentIdentifier,
+    position: Position,
+) -> TextDocumentPositionParams {
     TextDocumentPositionParams { text_document: uri, position: to_wire(&file.lines, position, session.encoding) }
 }
 
@@ -208,7 +213,9 @@ pub async fn document_symbols(
     let range = |r| range_from_wire(Some(&file.lines), r, session.encoding);
     Ok(match answer {
         None => Vec::new(),
-        Some(DocumentSymbolResponse::Nested(symbols)) => symbols.into_iter().map(|s| nested_symbol(s, &range)).collect(),
+        Some(DocumentSymbolResponse::Nested(symbols)) => {
+            symbols.into_iter().map(|s| nested_symbol(s, &range)).collect()
+        }
         // A flat answer becomes a flat outline.
         Some(DocumentSymbolResponse::Flat(symbols)) => symbols
             .into_iter()
@@ -228,7 +235,10 @@ pub async fn document_symbols(
     })
 }
 
-fn nested_symbol(symbol: lsp_types::DocumentSymbol, range: &impl Fn(lsp_types::Range) -> SourceRange) -> DocumentSymbol {
+fn nested_symbol(
+    symbol: lsp_types::DocumentSymbol,
+    range: &impl Fn(lsp_types::Range) -> SourceRange,
+) -> DocumentSymbol {
     DocumentSymbol {
         name: symbol.name,
         kind: symbol_kind(symbol.kind),
@@ -423,7 +433,12 @@ mod tests {
             .map(|s| {
                 format!(
                     "{}:{}-{}:{} {} {:?}",
-                    s.range.start.line, s.range.start.character, s.range.end.line, s.range.end.character, s.kind, s.modifiers
+                    s.range.start.line,
+                    s.range.start.character,
+                    s.range.end.line,
+                    s.range.end.character,
+                    s.kind,
+                    s.modifiers
                 )
             })
             .collect();

@@ -21,7 +21,8 @@ use crate::workspace::path::{LinkPolicy, QualifiedPath, Roots};
 use crate::workspace::read::decode_text;
 
 /// Characters kept as they are in a `file://` URI path: RFC 3986 unreserved, `/`, and `:` (drives).
-const URI_PATH: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~').remove(b'/').remove(b':');
+const URI_PATH: &AsciiSet =
+    &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~').remove(b'/').remove(b':');
 
 /// Extensions of the files reads, writes and edits annotate (INTERFACE.md §8.3).
 pub const ANNOTATED_EXTENSIONS: &[&str] =
@@ -42,7 +43,8 @@ pub fn is_annotated(path: &QualifiedPath) -> bool {
 
 /// Whether the explicit clangd tools accept `path`.
 pub fn is_cpp_source(path: &QualifiedPath) -> bool {
-    extension(path).is_some_and(|ext| ANNOTATED_EXTENSIONS.contains(&ext.as_str()) || MORE_EXTENSIONS.contains(&ext.as_str()))
+    extension(path)
+        .is_some_and(|ext| ANNOTATED_EXTENSIONS.contains(&ext.as_str()) || MORE_EXTENSIONS.contains(&ext.as_str()))
 }
 
 /// The `file://` URI of an absolute path.
@@ -100,7 +102,8 @@ pub fn read_source(roots: &Roots, path: &QualifiedPath) -> Result<SourceFile, Er
 }
 
 fn read_managed(roots: &Roots, path: &QualifiedPath) -> Result<(PathBuf, String), Error> {
-    let resolved = roots.resolve_existing(path, LinkPolicy::FollowInsideRoots).map_err(crate::workspace::Error::from)?;
+    let resolved =
+        roots.resolve_existing(path, LinkPolicy::FollowInsideRoots).map_err(crate::workspace::Error::from)?;
     let read_error = |source| Error::Workspace(crate::workspace::Error::io(path, source));
     let meta = std::fs::metadata(&resolved.abs).map_err(read_error)?;
     if !meta.is_file() {
@@ -226,7 +229,10 @@ mod tests {
         let uri = file_uri(abs);
         assert_eq!(uri.as_str(), "file:///w/proj/src/my%20file%231%2B%C3%A9.cpp");
         assert_eq!(uri_path(uri.as_str()).as_deref(), Some(abs));
-        assert_eq!(uri_path("file://localhost/usr/include/stdio.h").as_deref(), Some(Path::new("/usr/include/stdio.h")));
+        assert_eq!(
+            uri_path("file://localhost/usr/include/stdio.h").as_deref(),
+            Some(Path::new("/usr/include/stdio.h"))
+        );
         assert_eq!(uri_path("https://example.invalid/x"), None);
         assert_eq!(uri_path("file://host/x"), None);
     }

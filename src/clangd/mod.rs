@@ -37,15 +37,15 @@ use tokio::time::Instant;
 use crate::call::{BoxFuture, Call, Progress};
 use crate::lsp;
 use crate::process::{self, ProcessId, ProcessService};
-use crate::toolchain::{Toolset, ToolchainService};
+use crate::toolchain::{ToolchainService, Toolset};
 use crate::workspace::observer::{Mutation, MutationKind, MutationObserver};
 use crate::workspace::path::{QualifiedPath, Roots};
 use crate::workspace::provider::{LineWindow, ProviderError, ProviderRequest, ResultProvider};
 use crate::workspace::results::Document;
 use convert::SourceFile;
 use model::{
-    AnnotatedFile, AnnotationsDocument, CompilationContext, DiagnosticsResult, DocumentSymbolsResult, HighlightingResult,
-    HoverResult, LocationsResult, Position, WorkspaceSymbolsResult, merge,
+    AnnotatedFile, AnnotationsDocument, CompilationContext, DiagnosticsResult, DocumentSymbolsResult,
+    HighlightingResult, HoverResult, LocationsResult, Position, WorkspaceSymbolsResult, merge,
 };
 use session::{Session, SessionSpec};
 
@@ -315,8 +315,11 @@ impl ClangdService {
     /// Follows a context subscription: every publication (even of equal contexts, which may mean a
     /// regenerated database) is reconciled at once, starting and stopping sessions. Needs a tokio
     /// runtime. Replaces an earlier subscription.
-    pub fn follow<T>(&self, contexts: watch::Receiver<T>, convert: impl Fn(&T) -> Vec<ContextSpec> + Send + Sync + 'static)
-    where
+    pub fn follow<T>(
+        &self,
+        contexts: watch::Receiver<T>,
+        convert: impl Fn(&T) -> Vec<ContextSpec> + Send + Sync + 'static,
+    ) where
         T: Send + Sync + 'static,
     {
         let mut reader = contexts.clone();
@@ -414,7 +417,11 @@ impl ClangdService {
             .await?;
         Ok(merge(answers)
             .into_iter()
-            .map(|(configurations, diagnostics)| DiagnosticsResult { configurations, path: path.to_string(), diagnostics })
+            .map(|(configurations, diagnostics)| DiagnosticsResult {
+                configurations,
+                path: path.to_string(),
+                diagnostics,
+            })
             .collect())
     }
 
@@ -457,7 +464,10 @@ impl ClangdService {
                 Box::pin(async move { analysis::definition(&session, &roots, &file, position, deadline).await })
             })
             .await?;
-        Ok(merge(answers).into_iter().map(|(configurations, locations)| LocationsResult { configurations, locations }).collect())
+        Ok(merge(answers)
+            .into_iter()
+            .map(|(configurations, locations)| LocationsResult { configurations, locations })
+            .collect())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -481,7 +491,10 @@ impl ClangdService {
                 })
             })
             .await?;
-        Ok(merge(answers).into_iter().map(|(configurations, locations)| LocationsResult { configurations, locations }).collect())
+        Ok(merge(answers)
+            .into_iter()
+            .map(|(configurations, locations)| LocationsResult { configurations, locations })
+            .collect())
     }
 
     pub async fn document_symbols(
@@ -519,7 +532,10 @@ impl ClangdService {
                 Box::pin(async move { analysis::workspace_symbols(&session, &roots, &query, deadline).await })
             })
             .await?;
-        Ok(merge(answers).into_iter().map(|(configurations, symbols)| WorkspaceSymbolsResult { configurations, symbols }).collect())
+        Ok(merge(answers)
+            .into_iter()
+            .map(|(configurations, symbols)| WorkspaceSymbolsResult { configurations, symbols })
+            .collect())
     }
 
     /// The complete current text of a C/C++ file (the blocking read is short: one file).
@@ -536,7 +552,13 @@ impl ClangdService {
 
     /// Runs `analyse` on the session of every selected configuration, concurrently, within one
     /// deadline; any failure fails the whole call.
-    async fn each<T, F>(&self, selection: &[String], timeout: Duration, call: &Call, analyse: F) -> Result<Vec<(String, T)>, Error>
+    async fn each<T, F>(
+        &self,
+        selection: &[String],
+        timeout: Duration,
+        call: &Call,
+        analyse: F,
+    ) -> Result<Vec<(String, T)>, Error>
     where
         F: Fn(Arc<Session>, Instant) -> BoxFuture<'static, Result<T, Error>>,
     {
@@ -720,7 +742,11 @@ async fn candidate(inner: &Inner, spec: ContextSpec, toolsets: Option<&[Arc<Tool
     Some(Slot { spec, session_spec, database_hash: hash.into(), state, task: Mutex::new(None) })
 }
 
-async fn annotate(inner: &Arc<Inner>, request: &ProviderRequest, call: &Call) -> Result<Option<AnnotationsDocument>, Error> {
+async fn annotate(
+    inner: &Arc<Inner>,
+    request: &ProviderRequest,
+    call: &Call,
+) -> Result<Option<AnnotationsDocument>, Error> {
     if !convert::is_annotated(&request.path) {
         return Ok(None);
     }
@@ -741,7 +767,8 @@ async fn annotate(inner: &Arc<Inner>, request: &ProviderRequest, call: &Call) ->
             let file = file.clone();
             async move {
                 let id = slot.spec.id.clone();
-                let session = slot.session(&inner.processes, deadline).await.map_err(|err| err.in_configuration(&id))?;
+                let session =
+                    slot.session(&inner.processes, deadline).await.map_err(|err| err.in_configuration(&id))?;
                 let (diagnostics, spans) = analysis::annotations(&session, &inner.roots, &file, deadline)
                     .await
                     .map_err(|err| err.in_configuration(&id))?;
@@ -765,7 +792,11 @@ async fn annotate(inner: &Arc<Inner>, request: &ProviderRequest, call: &Call) ->
         let file = AnnotatedFile {
             diagnostics: merge(diagnostics)
                 .into_iter()
-                .map(|(configurations, diagnostics)| DiagnosticsResult { configurations, path: path.clone(), diagnostics })
+                .map(|(configurations, diagnostics)| DiagnosticsResult {
+                    configurations,
+                    path: path.clone(),
+                    diagnostics,
+                })
                 .collect(),
             highlighting: merge(highlighting)
                 .into_iter()
@@ -789,7 +820,11 @@ impl MutationObserver for Observer {
         let Some(inner) = self.0.upgrade() else { return };
         let slots = inner.slots.read().clone();
         let touches_database = slots.iter().any(|slot| {
-            change.before.iter().chain(&change.after).any(|affected| slot.spec.compilation_database.starts_with(&affected.path))
+            change
+                .before
+                .iter()
+                .chain(&change.after)
+                .any(|affected| slot.spec.compilation_database.starts_with(&affected.path))
         });
         if touches_database {
             inner.dirty.store(true, Ordering::SeqCst);
@@ -814,7 +849,9 @@ fn file_events(roots: &Roots, change: &Mutation) -> Vec<lsp_types::FileEvent> {
     let (before, after) = match &change.kind {
         MutationKind::Created | MutationKind::DirCreated => (None, Some(lsp_types::FileChangeType::CREATED)),
         MutationKind::Written | MutationKind::Edited => (None, Some(lsp_types::FileChangeType::CHANGED)),
-        MutationKind::Moved { .. } => (Some(lsp_types::FileChangeType::DELETED), Some(lsp_types::FileChangeType::CREATED)),
+        MutationKind::Moved { .. } => {
+            (Some(lsp_types::FileChangeType::DELETED), Some(lsp_types::FileChangeType::CREATED))
+        }
         MutationKind::Deleted => (Some(lsp_types::FileChangeType::DELETED), None),
     };
     let mut res = Vec::new();
@@ -837,7 +874,11 @@ impl ResultProvider for Provider {
         PROVIDER_NAME
     }
 
-    fn provide(&self, request: ProviderRequest, call: Call) -> BoxFuture<'static, Result<Option<Document>, ProviderError>> {
+    fn provide(
+        &self,
+        request: ProviderRequest,
+        call: Call,
+    ) -> BoxFuture<'static, Result<Option<Document>, ProviderError>> {
         let inner = self.0.clone();
         Box::pin(async move {
             let Some(inner) = inner.upgrade() else { return Ok(None) };
@@ -872,7 +913,9 @@ mod tests {
         let roots = Roots::new(PathBuf::from("/w/proj"), PathBuf::from("/w/.proj.forgemcp"));
         file_events(&roots, change)
             .into_iter()
-            .map(|event| (event.uri.as_str().to_owned(), serde_json::to_value(event.typ).unwrap().as_i64().unwrap() as i32))
+            .map(|event| {
+                (event.uri.as_str().to_owned(), serde_json::to_value(event.typ).unwrap().as_i64().unwrap() as i32)
+            })
             .collect()
     }
 

@@ -254,10 +254,7 @@ mod tests {
     use super::*;
 
     fn range(a: (u32, u32), b: (u32, u32)) -> SourceRange {
-        SourceRange {
-            start: Position { line: a.0, character: a.1 },
-            end: Position { line: b.0, character: b.1 },
-        }
+        SourceRange { start: Position { line: a.0, character: a.1 }, end: Position { line: b.0, character: b.1 } }
     }
 
     #[test]
@@ -269,7 +266,10 @@ mod tests {
         ]);
         assert_eq!(
             merged,
-            vec![(vec!["Debug".to_owned(), "RelWithDebInfo".to_owned()], vec![1]), (vec!["Release".to_owned()], vec![2])]
+            vec![
+                (vec!["Debug".to_owned(), "RelWithDebInfo".to_owned()], vec![1]),
+                (vec!["Release".to_owned()], vec![2])
+            ]
         );
         assert!(merge(Vec::<(String, u8)>::new()).is_empty());
     }

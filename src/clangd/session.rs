@@ -53,10 +53,13 @@ pub struct SessionSpec {
     pub project: PathBuf,
 }
 
+/// Who waits for the diagnostics of which `(uri, version)`.
+type DiagnosticsWaiters = HashMap<(String, i32), oneshot::Sender<Vec<lsp_types::Diagnostic>>>;
+
 /// State the notification handler shares with the session.
 struct State {
     /// Waiters for `publishDiagnostics` of `(uri, version)`.
-    diagnostics: Mutex<HashMap<(String, i32), oneshot::Sender<Vec<lsp_types::Diagnostic>>>>,
+    diagnostics: Mutex<DiagnosticsWaiters>,
     /// Work-done progress clangd has begun and not ended, by token, with its title.
     progress: Mutex<HashMap<String, String>>,
     /// Number of entries in `progress`.
@@ -378,7 +381,13 @@ impl Session {
     }
 
     /// Opens the complete current text of a file; see [`OpenDocument`].
-    pub async fn open(&self, uri: &lsp_types::Uri, path: &Path, text: &str, deadline: Instant) -> Result<OpenDocument, Error> {
+    pub async fn open(
+        &self,
+        uri: &lsp_types::Uri,
+        path: &Path,
+        text: &str,
+        deadline: Instant,
+    ) -> Result<OpenDocument, Error> {
         self.documents.open(uri, language_id(path), text, deadline).await
     }
 
@@ -494,7 +503,11 @@ mod tests {
         let mut messages = state.messages.subscribe();
         let handler = SessionHandler(state.clone());
         let send = |value: Value| {
-            lsp::Handler::notification(&handler, "$/progress", json!({ "token": "backgroundIndexProgress", "value": value }))
+            lsp::Handler::notification(
+                &handler,
+                "$/progress",
+                json!({ "token": "backgroundIndexProgress", "value": value }),
+            )
         };
         send(json!({"kind": "begin", "title": "indexing", "percentage": 0}));
         assert_eq!(*state.busy.borrow(), 1);

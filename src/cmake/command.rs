@@ -142,7 +142,12 @@ pub enum Target<'a> {
 }
 
 /// `cmake --build <dir>|--preset <p> [--config C] [--target T…] [--parallel N]`.
-pub fn build(target: Target<'_>, configuration: Option<&str>, targets: &[String], parallel: Option<u32>) -> Vec<OsString> {
+pub fn build(
+    target: Target<'_>,
+    configuration: Option<&str>,
+    targets: &[String],
+    parallel: Option<u32>,
+) -> Vec<OsString> {
     let mut res = vec![arg("--build")];
     match target {
         Target::Directory(dir) => res.push(arg(dir)),
@@ -342,7 +347,10 @@ mod tests {
     fn preset_commands() {
         check(configure_preset("ninja-debug"), expect![[r#"[--preset] [ninja-debug]"#]]);
         check(list_presets(), expect![[r#"[--list-presets=all]"#]]);
-        check(build(Target::Preset("build-ninja-debug"), None, &[], None), expect![[r#"[--build] [--preset] [build-ninja-debug]"#]]);
+        check(
+            build(Target::Preset("build-ninja-debug"), None, &[], None),
+            expect![[r#"[--build] [--preset] [build-ninja-debug]"#]],
+        );
         let junit = Path::new("/w/.proj.forgemcp/tmp/ctest-1/junit.xml");
         check(
             test(Target::Preset("test-ninja-debug"), junit, Some("Debug"), &[], None),

@@ -144,9 +144,8 @@ impl MutationObserver for Tracker {
         let build_dirs: Vec<QualifiedPath> = state.build_dirs.iter().cloned().collect();
         // One read per touched input, shared by every configuration that tracks it.
         let mut hashes: HashMap<QualifiedPath, Option<Digest>> = HashMap::new();
-        let mut current = |path: &QualifiedPath| {
-            *hashes.entry(path.clone()).or_insert_with(|| Tracker::hash_now(&self.roots, path))
-        };
+        let mut current =
+            |path: &QualifiedPath| *hashes.entry(path.clone()).or_insert_with(|| Tracker::hash_now(&self.roots, path));
         let mut withdrawn = Vec::new();
         for entry in state.entries.values_mut().filter(|entry| entry.active) {
             if inputs::invalidates(&entry.baseline, change, &build_dirs, &mut current) {

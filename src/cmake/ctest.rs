@@ -45,14 +45,18 @@ pub struct TestCase {
 
 /// Parses a JUnit report into its cases, in document order.
 pub fn parse_junit(xml: &str) -> Result<Vec<TestCase>, String> {
-    let document = roxmltree::Document::parse(xml).map_err(|err| format!("the JUnit report is not valid XML: {err}"))?;
+    let document =
+        roxmltree::Document::parse(xml).map_err(|err| format!("the JUnit report is not valid XML: {err}"))?;
     let mut res = Vec::new();
     for case in document.descendants().filter(|node| node.has_tag_name("testcase")) {
         let child = |tag: &str| case.children().find(|node| node.has_tag_name(tag));
         let problem = child("failure").or_else(|| child("error"));
         let skipped = child("skipped");
         let reason = |node: roxmltree::Node<'_, '_>| {
-            node.attribute("message").filter(|m| !m.trim().is_empty()).or_else(|| node.text()).map(|m| m.trim().to_owned())
+            node.attribute("message")
+                .filter(|m| !m.trim().is_empty())
+                .or_else(|| node.text())
+                .map(|m| m.trim().to_owned())
         };
         let output = child("system-out").and_then(|node| node.text()).map(str::trim_end).filter(|t| !t.is_empty());
         let skip_reason = skipped.and_then(reason);
@@ -78,8 +82,14 @@ pub fn parse_junit(xml: &str) -> Result<Vec<TestCase>, String> {
                 Some(if parts.is_empty() { "Failed without output".to_owned() } else { parts.join("\n") })
             }
         };
-        let duration_seconds = case.attribute("time").and_then(|t| t.trim().parse::<f64>().ok()).filter(|t| t.is_finite());
-        res.push(TestCase { name: case.attribute("name").unwrap_or_default().to_owned(), status, duration_seconds, message });
+        let duration_seconds =
+            case.attribute("time").and_then(|t| t.trim().parse::<f64>().ok()).filter(|t| t.is_finite());
+        res.push(TestCase {
+            name: case.attribute("name").unwrap_or_default().to_owned(),
+            status,
+            duration_seconds,
+            message,
+        });
     }
     Ok(res)
 }
@@ -235,7 +245,9 @@ mod tests {
     #[test]
     fn long_output_keeps_its_tail() {
         let output = format!("{}é{}", "x".repeat(OUTPUT_TAIL_BYTES), "end");
-        let xml = format!(r#"<testsuite><testcase name="t" status="fail"><system-out>{output}</system-out></testcase></testsuite>"#);
+        let xml = format!(
+            r#"<testsuite><testcase name="t" status="fail"><system-out>{output}</system-out></testcase></testsuite>"#
+        );
         let message = parse_junit(&xml).unwrap()[0].message.clone().unwrap();
         assert!(message.starts_with('…') && message.ends_with("éend"), "{}", &message[..20]);
         assert!(message.len() <= OUTPUT_TAIL_BYTES + '…'.len_utf8());

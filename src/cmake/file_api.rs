@@ -96,8 +96,10 @@ pub enum ObjectReply {
 
 /// The `cmakeFiles-v1` answer of a reply index: `None` when the index holds no answer to that query.
 pub fn cmake_files_reply(index: &str) -> Result<Option<ObjectReply>, String> {
-    let index: Value = serde_json::from_str(index).map_err(|err| format!("the File API reply index is not JSON: {err}"))?;
-    let Some(answer) = index.get("reply").and_then(|reply| reply.get(CLIENT)).and_then(|client| client.get("cmakeFiles-v1"))
+    let index: Value =
+        serde_json::from_str(index).map_err(|err| format!("the File API reply index is not JSON: {err}"))?;
+    let Some(answer) =
+        index.get("reply").and_then(|reply| reply.get(CLIENT)).and_then(|client| client.get("cmakeFiles-v1"))
     else {
         return Ok(None);
     };
@@ -185,7 +187,10 @@ pub fn parse_cmake_files(text: &str) -> Result<CmakeFiles, String> {
     let raw: RawCmakeFiles =
         serde_json::from_str(text).map_err(|err| format!("the cmakeFiles reply cannot be read: {err}"))?;
     if raw.version.major != 1 {
-        return Err(format!("the cmakeFiles reply has the unsupported version {}.{}", raw.version.major, raw.version.minor));
+        return Err(format!(
+            "the cmakeFiles reply has the unsupported version {}.{}",
+            raw.version.major, raw.version.minor
+        ));
     }
     let source = PathBuf::from(&raw.paths.source);
     let inputs = raw
@@ -255,7 +260,8 @@ mod tests {
     fn reply_index() {
         expect![[r#"Ok(Some(File("cmakeFiles-v1-57b14863d3302e16ebae.json")))"#]]
             .assert_eq(&format!("{:?}", cmake_files_reply(INDEX)));
-        let unanswered = r#"{"reply": {"client-forgemcp": {"cmakeFiles-v1": {"error": "unknown request kind 'cmakeFiles'"}}}}"#;
+        let unanswered =
+            r#"{"reply": {"client-forgemcp": {"cmakeFiles-v1": {"error": "unknown request kind 'cmakeFiles'"}}}}"#;
         expect![[r#"Ok(Some(Error("unknown request kind 'cmakeFiles'")))"#]]
             .assert_eq(&format!("{:?}", cmake_files_reply(unanswered)));
         expect![[r#"Ok(None)"#]].assert_eq(&format!("{:?}", cmake_files_reply(r#"{"reply": {}}"#)));
@@ -343,7 +349,8 @@ mod tests {
         let no_globs = r#"{"kind": "cmakeFiles", "version": {"major": 1, "minor": 1}, "paths": {"source": "/p", "build": "/b"}, "inputs": []}"#;
         assert_eq!(parse_cmake_files(no_globs).unwrap().globs, Some(Vec::new()));
         let future = r#"{"kind": "cmakeFiles", "version": {"major": 2, "minor": 0}, "paths": {"source": "/p", "build": "/b"}, "inputs": []}"#;
-        expect![[r#"the cmakeFiles reply has the unsupported version 2.0"#]].assert_eq(&parse_cmake_files(future).unwrap_err());
+        expect![[r#"the cmakeFiles reply has the unsupported version 2.0"#]]
+            .assert_eq(&parse_cmake_files(future).unwrap_err());
     }
 
     #[test]

@@ -86,9 +86,7 @@ pub fn invalidates(
     }
     let candidates = touched.into_iter().filter(|path| !build_dirs.iter().any(|dir| path.starts_with(dir)));
     match &baseline.globs {
-        Globs::Known(globs) => {
-            candidates.into_iter().any(|path| globs.iter().any(|glob| glob_sees(glob, path)))
-        }
+        Globs::Known(globs) => candidates.into_iter().any(|path| globs.iter().any(|glob| glob_sees(glob, path))),
         Globs::Unknown => {
             let dirs: BTreeSet<QualifiedPath> = baseline
                 .inputs
@@ -179,7 +177,8 @@ mod tests {
             &["project/cmake2", "project/cmake2/Sources.cmake"],
         );
         assert!(decide(&b, &moved, &[("project/cmake2/Sources.cmake", b"sources")]));
-        let deleted = change(MutationKind::Deleted, &["storage/build/cmake-Debug/CMakeFiles/3.25.1/CMakeSystem.cmake"], &[]);
+        let deleted =
+            change(MutationKind::Deleted, &["storage/build/cmake-Debug/CMakeFiles/3.25.1/CMakeSystem.cmake"], &[]);
         assert!(decide(&b, &deleted, &[]));
     }
 

@@ -348,13 +348,14 @@ impl CmakeService {
         } else {
             None
         };
-        let compiler = |spec: Option<&'static crate::toolchain::spec::ToolSpec>, key: &str| -> Result<Option<PathBuf>, String> {
-            spec.map(|spec| {
-                let why = format!("`{key}={}` names (no other compiler is used)", spec.name);
-                required_tool(profile, spec.name, Some(&why)).map(|tool| tool.path.clone())
-            })
-            .transpose()
-        };
+        let compiler =
+            |spec: Option<&'static crate::toolchain::spec::ToolSpec>, key: &str| -> Result<Option<PathBuf>, String> {
+                spec.map(|spec| {
+                    let why = format!("`{key}={}` names (no other compiler is used)", spec.name);
+                    required_tool(profile, spec.name, Some(&why)).map(|tool| tool.path.clone())
+                })
+                .transpose()
+            };
         let c_compiler = compiler(plain.c_compiler, "c-compiler")?;
         let cxx_compiler = compiler(plain.cxx_compiler, "cxx-compiler")?;
         let toolchain_file = match &plain.toolchain_file {
@@ -392,12 +393,14 @@ impl CmakeService {
         .map_err(|err| err.to_string())?;
         self.create_build_dir(dir, &build)?;
         let before = file_api::latest_index(&build);
-        let completed = self.run_configure(profile, &cmake.path, args, Some(dir), timeout, reporter, label, call).await?;
+        let completed =
+            self.run_configure(profile, &cmake.path, args, Some(dir), timeout, reporter, label, call).await?;
         out.process_id = Some(completed.0.id);
         if let Some(reason) = completed.1 {
             return Err(reason);
         }
-        out.compilation_database = self.after_generation(&context_id(&profile.name, None), profile, dir, &build, before.as_ref(), false);
+        out.compilation_database =
+            self.after_generation(&context_id(&profile.name, None), profile, dir, &build, before.as_ref(), false);
         Ok(())
     }
 
@@ -412,7 +415,8 @@ impl CmakeService {
         let label = format!("{}/{preset}", profile.name);
         let id = context_id(&profile.name, Some(preset));
         let dir = profile.build_directory().cloned();
-        let mut out = ConfigureOutcome::failed(profile.name.clone(), Some(preset.to_owned()), dir.clone(), String::new());
+        let mut out =
+            ConfigureOutcome::failed(profile.name.clone(), Some(preset.to_owned()), dir.clone(), String::new());
         let result = async {
             let cmake = required_tool(profile, "cmake", None)?;
             // The build directory is only known when the operator named it; CMake resolves the rest.
@@ -484,15 +488,14 @@ impl CmakeService {
         let (errors, progress, label_owned, short) =
             (first_error.clone(), reporter.clone(), label.to_owned(), shortener.clone());
         reporter.say(label, "Starting configure");
-        let spec = tool_command(&profile.toolset, cmake, self.roots().project())
-            .args(args)
-            .timeout(timeout)
-            .on_line(Arc::new(move |_stream, line| {
+        let spec = tool_command(&profile.toolset, cmake, self.roots().project()).args(args).timeout(timeout).on_line(
+            Arc::new(move |_stream, line| {
                 errors.lock().configure_line(line);
                 if let Some(status) = command::configure_status(line) {
                     progress.say(&label_owned, &short.shorten(status));
                 }
-            }));
+            }),
+        );
         let completed = self.run_protected(spec, dir, call).await.map_err(|err| chain(&err))?;
         let summary = first_error.lock().summary().map(|summary| shortener.shorten(&summary));
         let reason = failure("cmake", &completed, Some(timeout)).map(|reason| with_summary(reason, summary));
@@ -548,7 +551,9 @@ impl CmakeService {
         let index = file_api::read_reply(build, &after.name)?;
         let file = match file_api::cmake_files_reply(&index)? {
             Some(ObjectReply::File(file)) => file,
-            Some(ObjectReply::Error(error)) => return Err(format!("CMake did not answer the cmakeFiles query: {error}")),
+            Some(ObjectReply::Error(error)) => {
+                return Err(format!("CMake did not answer the cmakeFiles query: {error}"));
+            }
             None => return Err("the File API reply does not answer the cmakeFiles query".to_owned()),
         };
         let files = file_api::parse_cmake_files(&file_api::read_reply(build, &file)?)?;
@@ -626,7 +631,8 @@ impl CmakeService {
             let before = build.as_deref().and_then(file_api::latest_index);
             let watch = Arc::new(Mutex::new(BuildWatch::default()));
             let shortener = Shortener::new(self.roots());
-            let (seen, progress, label_owned, short) = (watch.clone(), reporter.clone(), label.clone(), shortener.clone());
+            let (seen, progress, label_owned, short) =
+                (watch.clone(), reporter.clone(), label.clone(), shortener.clone());
             reporter.say(&label, "Starting build");
             let spec = tool_command(&profile.toolset, &cmake.path, self.roots().project())
                 .args(args)
@@ -650,11 +656,20 @@ impl CmakeService {
                 && file_api::is_new(before.as_ref(), file_api::latest_index(build).as_ref())
             {
                 let id = self.tracker.id_for_build_dir(dir).or_else(|| match execution {
-                    Execution::Directory(_) if matches!(profile.mode, Mode::Plain(_)) => Some(context_id(&profile.name, None)),
+                    Execution::Directory(_) if matches!(profile.mode, Mode::Plain(_)) => {
+                        Some(context_id(&profile.name, None))
+                    }
                     _ => None,
                 });
                 if let Some(id) = id {
-                    self.after_generation(&id, profile, dir, build, before.as_ref(), matches!(profile.mode, Mode::Presets(_)));
+                    self.after_generation(
+                        &id,
+                        profile,
+                        dir,
+                        build,
+                        before.as_ref(),
+                        matches!(profile.mode, Mode::Presets(_)),
+                    );
                 }
             }
             match failure("cmake --build", &completed, Some(timeout)) {
@@ -767,7 +782,8 @@ impl CmakeService {
                 (Execution::Directory(_), Some(build)) => command::Target::Directory(build),
                 _ => command::Target::Preset(preset.unwrap_or_default()),
             };
-            let args = command::test(target, &junit, profile.configuration.as_deref(), &request.names, request.parallel);
+            let args =
+                command::test(target, &junit, profile.configuration.as_deref(), &request.names, request.parallel);
             let stderr = Arc::new(Mutex::new(None::<String>));
             let shortener = Shortener::new(self.roots());
             let (first_stderr, progress, label_owned, short) =
@@ -885,7 +901,11 @@ impl CmakeService {
             return Err(argument("executable")(format!("`{exe_path}` is not a regular file")));
         }
         if cfg!(windows)
-            && exe.abs.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("bat") || e.eq_ignore_ascii_case("cmd"))
+            && exe
+                .abs
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| e.eq_ignore_ascii_case("bat") || e.eq_ignore_ascii_case("cmd"))
         {
             return Err(argument("executable")(format!("`{exe_path}` is a batch file; batch files are not supported")));
         }
@@ -1112,7 +1132,8 @@ impl Shortener {
             let mut rest = res.as_str();
             while let Some(idx) = rest.find(root.as_str()) {
                 let after = &rest[idx + root.len()..];
-                let boundary = after.chars().next().is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | '+')));
+                let boundary =
+                    after.chars().next().is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | '+')));
                 out.push_str(&rest[..idx]);
                 if boundary {
                     out.push_str(prefix);
@@ -1257,7 +1278,12 @@ impl Reporter {
 }
 
 impl ConfigureOutcome {
-    fn failed(profile: String, preset: Option<String>, build_directory: Option<QualifiedPath>, reason: String) -> ConfigureOutcome {
+    fn failed(
+        profile: String,
+        preset: Option<String>,
+        build_directory: Option<QualifiedPath>,
+        reason: String,
+    ) -> ConfigureOutcome {
         ConfigureOutcome {
             profile,
             preset,
@@ -1379,8 +1405,12 @@ mod tests {
         assert_eq!(failure("cmake", &completed(Status::Exited(0)), None), None);
         assert_eq!(failure("cmake", &completed(Status::Exited(1)), None).unwrap(), "cmake exited with code 1");
         assert_eq!(
-            failure("ctest", &completed(Status::Interrupted), Some(Timeout { total: Some(Duration::from_secs(30)), idle: None }))
-                .unwrap(),
+            failure(
+                "ctest",
+                &completed(Status::Interrupted),
+                Some(Timeout { total: Some(Duration::from_secs(30)), idle: None })
+            )
+            .unwrap(),
             "ctest was interrupted by the timeout (total 30 s)"
         );
         assert_eq!(bounded(&"x".repeat(400)).chars().count(), SUMMARY_CHARS + 1);

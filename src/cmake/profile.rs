@@ -66,14 +66,10 @@ pub fn parse_list_presets(output: &str) -> PresetLists {
 /// followed by nothing but spaces or ` - …`.
 fn quoted_name(entry: &str) -> Option<&str> {
     let rest = entry.strip_prefix('"')?;
-    let end = rest
-        .match_indices('"')
-        .map(|(idx, _)| idx)
-        .filter(|&idx| {
-            let after = rest[idx + 1..].trim_start();
-            after.is_empty() || after.starts_with("- ")
-        })
-        .last()?;
+    let end = rest.match_indices('"').map(|(idx, _)| idx).rfind(|&idx| {
+        let after = rest[idx + 1..].trim_start();
+        after.is_empty() || after.starts_with("- ")
+    })?;
     let name = &rest[..end];
     (!name.is_empty()).then_some(name)
 }
@@ -137,7 +133,12 @@ impl Definition {
                 },
             }),
         };
-        Definition { name: spec.name.clone(), toolset: spec.toolset.clone(), configuration: spec.configuration.clone(), kind }
+        Definition {
+            name: spec.name.clone(),
+            toolset: spec.toolset.clone(),
+            configuration: spec.configuration.clone(),
+            kind,
+        }
     }
 
     /// The automatic profiles: `presets` when a preset file exists, else `Debug` and `Release`.
@@ -382,7 +383,9 @@ Available test presets:
         let shown: Vec<String> = plain
             .iter()
             .map(|d| match &d.kind {
-                DefinitionKind::Plain(p) => format!("{} {:?} {} {}", d.name, d.configuration, p.build_directory, p.generator),
+                DefinitionKind::Plain(p) => {
+                    format!("{} {:?} {} {}", d.name, d.configuration, p.build_directory, p.generator)
+                }
                 _ => unreachable!("plain"),
             })
             .collect();
@@ -407,7 +410,11 @@ Available test presets:
             configuration: None,
             kind: DefinitionKind::Presets(Presets {
                 build_directory: None,
-                lists: PresetLists { configure: vec!["a".into(), "x".into(), "y".into()], build: vec![], test: vec!["t".into()] },
+                lists: PresetLists {
+                    configure: vec!["a".into(), "x".into(), "y".into()],
+                    build: vec![],
+                    test: vec!["t".into()],
+                },
             }),
         };
         let listed = PresetLists { configure: vec!["a".into()], build: vec![], test: vec!["t".into()] };
@@ -442,11 +449,12 @@ Available test presets:
             format!("{res:?}")
         };
         expect![[r#"Ok("preset a, preset b")"#]].assert_eq(&shown(with_dir.executions(Operation::Configure)));
-        expect![[r#"Ok("directory project/build/a")"#]]
-            .assert_eq(&shown(with_dir.executions(Operation::Test)));
+        expect![[r#"Ok("directory project/build/a")"#]].assert_eq(&shown(with_dir.executions(Operation::Test)));
         let without_dir = profile(None, only_configure);
-        expect![[r#"Err("profile `native` has no build presets; add build-preset=… or build-directory=… to the profile")"#]]
-            .assert_eq(&shown(without_dir.executions(Operation::Build)));
+        expect![[
+            r#"Err("profile `native` has no build presets; add build-preset=… or build-directory=… to the profile")"#
+        ]]
+        .assert_eq(&shown(without_dir.executions(Operation::Build)));
         expect![[r#"Err("profile `native` has no configure presets")"#]]
             .assert_eq(&shown(profile(None, PresetLists::default()).executions(Operation::Configure)));
     }

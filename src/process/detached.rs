@@ -111,9 +111,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_detached_child_leads_its_own_process_group() {
-        let mut child =
-            spawn_detached(DetachedSpec::new("/bin/sh").arg("-c").arg("test \"$(ps -o pgid= -p $$ | tr -d ' ')\" = $$ && exit 7"))
-                .expect("spawn sh");
+        let mut child = spawn_detached(
+            DetachedSpec::new("/bin/sh").arg("-c").arg("test \"$(ps -o pgid= -p $$ | tr -d ' ')\" = $$ && exit 7"),
+        )
+        .expect("spawn sh");
         let status = child.wait_timeout(Duration::from_secs(10)).await.expect("wait").expect("exited");
         assert_eq!(status.code(), Some(7));
     }

@@ -310,7 +310,16 @@ fn decode(carry: &mut Vec<u8>, bytes: &[u8]) -> String {
     let keep = incomplete_tail_len(buf);
     let (complete, tail) = buf.split_at(buf.len() - keep);
     *carry = tail.to_vec();
-    String::from_utf8_lossy(complete).into_owned()
+    lossy(complete)
+}
+
+/// `bytes` as text, invalid sequences replaced by U+FFFD. Valid UTF-8 (the common case) takes
+/// `std::str::from_utf8`, which stays fast even in unoptimized builds of this crate.
+fn lossy(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
 }
 
 /// Length of a UTF-8 sequence at the end of `buf` that has started but not finished.

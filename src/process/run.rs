@@ -365,13 +365,20 @@ struct LineSplitter {
 }
 
 impl LineSplitter {
-    fn feed(&mut self, mut bytes: &[u8], emit: &mut dyn FnMut(&str)) {
-        while let Some(pos) = memchr::memchr(b'\n', bytes) {
-            self.push(&bytes[..pos]);
-            self.emit(emit);
-            bytes = &bytes[pos + 1..];
+    fn feed(&mut self, bytes: &[u8], emit: &mut dyn FnMut(&str)) {
+        let mut start = 0;
+        for pos in memchr::memchr_iter(b'\n', bytes) {
+            let line = &bytes[start..pos];
+            start = pos + 1;
+            if self.partial.is_empty() && !self.overflowed {
+                // The whole line is in this read: no copy.
+                emit_line(&line[..line.len().min(MAX_CALLBACK_LINE)], emit);
+            } else {
+                self.push(line);
+                self.emit(emit);
+            }
         }
-        self.push(bytes);
+        self.push(&bytes[start..]);
     }
 
     fn push(&mut self, bytes: &[u8]) {
@@ -383,8 +390,7 @@ impl LineSplitter {
     }
 
     fn emit(&mut self, emit: &mut dyn FnMut(&str)) {
-        let line = self.partial.strip_suffix(b"\r").unwrap_or(&self.partial);
-        emit(&String::from_utf8_lossy(line));
+        emit_line(&self.partial, emit);
         self.partial.clear();
         self.overflowed = false;
     }
@@ -393,6 +399,15 @@ impl LineSplitter {
         if !self.partial.is_empty() || self.overflowed {
             self.emit(emit);
         }
+    }
+}
+
+/// Hands one line (without its LF) to `emit`, without a CR right before the LF.
+fn emit_line(line: &[u8], emit: &mut dyn FnMut(&str)) {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    match std::str::from_utf8(line) {
+        Ok(text) => emit(text),
+        Err(_) => emit(&String::from_utf8_lossy(line)),
     }
 }
 

@@ -293,7 +293,9 @@ pub fn markdown_to_text(markdown: &str) -> String {
     for raw in markdown.lines() {
         let trimmed = raw.trim_start();
         if let Some(open) = &fence {
-            if trimmed.starts_with(open.as_str()) && trimmed.trim_start_matches(open.chars().next().unwrap_or('`')).trim().is_empty() {
+            if trimmed.starts_with(open.as_str())
+                && trimmed.trim_start_matches(open.chars().next().unwrap_or('`')).trim().is_empty()
+            {
                 fence = None;
             } else {
                 lines.push(raw.to_owned());
@@ -332,8 +334,7 @@ pub fn markdown_to_text(markdown: &str) -> String {
 
 fn is_rule(line: &str) -> bool {
     let compact: String = line.chars().filter(|c| !c.is_whitespace()).collect();
-    compact.len() >= 3
-        && ["-", "*", "_"].iter().any(|mark| compact.chars().all(|c| c.to_string() == *mark))
+    compact.len() >= 3 && ["-", "*", "_"].iter().any(|mark| compact.chars().all(|c| c.to_string() == *mark))
 }
 
 /// Inline Markdown as text.
@@ -352,8 +353,7 @@ fn inline(text: &str) -> String {
                 let run = chars[idx..].iter().take_while(|c| **c == '`').count();
                 let body_start = idx + run;
                 let close = (body_start..chars.len()).find(|&pos| {
-                    chars[pos..].iter().take_while(|c| **c == '`').count() == run
-                        && (pos == 0 || chars[pos - 1] != '`')
+                    chars[pos..].iter().take_while(|c| **c == '`').count() == run && (pos == 0 || chars[pos - 1] != '`')
                 });
                 match close {
                     Some(close) => {
@@ -408,8 +408,8 @@ fn inline(text: &str) -> String {
 fn emphasis_close(chars: &[char], start: usize, run: usize) -> Option<usize> {
     let mark = chars[start];
     let word = |pos: Option<usize>| pos.and_then(|p| chars.get(p)).is_some_and(|c| c.is_alphanumeric());
-    let opens = chars.get(start + run).is_some_and(|c| !c.is_whitespace())
-        && !(mark == '_' && word(start.checked_sub(1)));
+    let opens =
+        chars.get(start + run).is_some_and(|c| !c.is_whitespace()) && !(mark == '_' && word(start.checked_sub(1)));
     if !opens {
         return None;
     }
@@ -545,7 +545,11 @@ mod tests {
                     },
                 ],
             },
-            DiagnosticsResult { configurations: vec!["Profile".into()], path: "project/src/main.cpp".into(), diagnostics: vec![] },
+            DiagnosticsResult {
+                configurations: vec!["Profile".into()],
+                path: "project/src/main.cpp".into(),
+                diagnostics: vec![],
+            },
         ];
         check(
             diagnostics("project/src/main.cpp", &results),
@@ -582,7 +586,12 @@ mod tests {
                     range: Some(span((11, 11), (11, 14))),
                 }),
             },
-            HoverResult { configurations: vec!["Release".into()], path: "project/a.cpp".into(), position: pos(11, 12), hover: None },
+            HoverResult {
+                configurations: vec!["Release".into()],
+                path: "project/a.cpp".into(),
+                position: pos(11, 12),
+                hover: None,
+            },
         ];
         check(
             hover("project/a.cpp", pos(11, 12), &results),
@@ -616,9 +625,17 @@ mod tests {
                 NavigationLocation {
                     path: "project/src/math.cpp".into(),
                     range: span((5, 4), (5, 7)),
-                    preview: Some(Preview { start_line: 2, text: "\nnamespace fixture {\n\nint add(int lhs, int rhs)\n{\n    return lhs + rhs;\n}\n".into() }),
+                    preview: Some(Preview {
+                        start_line: 2,
+                        text: "\nnamespace fixture {\n\nint add(int lhs, int rhs)\n{\n    return lhs + rhs;\n}\n"
+                            .into(),
+                    }),
                 },
-                NavigationLocation { path: "root/usr/include/c++/12/cmath".into(), range: span((100, 2), (100, 8)), preview: None },
+                NavigationLocation {
+                    path: "root/usr/include/c++/12/cmath".into(),
+                    range: span((100, 2), (100, 8)),
+                    preview: None,
+                },
             ],
         }];
         check(
@@ -671,12 +688,22 @@ mod tests {
             (3, 24),
             None,
             vec![
-                symbol("Shape", 5, (6, 11), Some("class"), vec![symbol("name", 6, (10, 10), Some("std::string_view () const"), vec![])]),
+                symbol(
+                    "Shape",
+                    5,
+                    (6, 11),
+                    Some("class"),
+                    vec![symbol("name", 6, (10, 10), Some("std::string_view () const"), vec![])],
+                ),
                 symbol("default_circle", 12, (20, 20), Some("const Circle &()"), vec![]),
                 symbol("odd", 99, (22, 22), None, vec![]),
             ],
         )];
-        let results = vec![DocumentSymbolsResult { configurations: vec!["Debug".into()], path: "project/h.hpp".into(), symbols: tree }];
+        let results = vec![DocumentSymbolsResult {
+            configurations: vec!["Debug".into()],
+            path: "project/h.hpp".into(),
+            symbols: tree,
+        }];
         check(
             document_symbols("project/h.hpp", &results),
             expect![[r#"
@@ -711,7 +738,11 @@ mod tests {
                 WorkspaceSymbol {
                     name: "anchor".into(),
                     kind: 13,
-                    location: NavigationLocation { path: "root/opt/x.h".into(), range: span((1, 0), (1, 6)), preview: None },
+                    location: NavigationLocation {
+                        path: "root/opt/x.h".into(),
+                        range: span((1, 0), (1, 6)),
+                        preview: None,
+                    },
                     container_name: None,
                     tags: vec![],
                 },

@@ -137,7 +137,8 @@ pub fn test_text(outcomes: &[TestOutcome]) -> String {
             count(TestStatus::NotRun),
         );
         for test in &o.tests {
-            let duration = test.duration_seconds.map_or_else(|| "duration unavailable".to_owned(), |d| format!("{d:.3} s"));
+            let duration =
+                test.duration_seconds.map_or_else(|| "duration unavailable".to_owned(), |d| format!("{d:.3} s"));
             let _ = write!(res, "\n    {}: {} ({duration})", test.status.as_str(), test.name);
             if let Some(message) = &test.message {
                 for line in message.lines() {
@@ -339,7 +340,12 @@ mod tests {
             configuration: Some("Debug".into()),
             tests: vec![
                 case("fixture_pass", TestStatus::Passed, Some(0.0056789), None),
-                case("fixture_intentional_failure", TestStatus::Failed, Some(0.0017), Some("failing on purpose\nsecond line")),
+                case(
+                    "fixture_intentional_failure",
+                    TestStatus::Failed,
+                    Some(0.0017),
+                    Some("failing on purpose\nsecond line"),
+                ),
                 case("fixture_skipped", TestStatus::Skipped, None, Some("SKIP_RETURN_CODE=77")),
                 case("missing", TestStatus::NotRun, Some(0.0), Some("Unable to find executable")),
             ],
@@ -380,7 +386,11 @@ mod tests {
               Working directory: project/
               Command output: process_get(process_id=9)"#]]
         .assert_eq(&run_test_text(&outcome));
-        let failed = RunTestOutcome { arguments: Vec::new(), error: Some("the test executable exited with code 1".into()), ..outcome };
+        let failed = RunTestOutcome {
+            arguments: Vec::new(),
+            error: Some("the test executable exited with code 1".into()),
+            ..outcome
+        };
         expect![[r#"
             Test executable project/build/ninja-debug/fixture_tests: Failed
               Arguments: None

@@ -4,8 +4,8 @@
 //! Architecture invariant: text never contains Markdown formatting, JSON or result-resource links;
 //! Markdown is produced only for resources.
 
-pub mod cmake;
 pub mod clangd;
+pub mod cmake;
 pub mod excerpt;
 pub mod markdown;
 pub mod mutation;

@@ -144,7 +144,8 @@ pub struct ClangdWorkspaceSymbolsResult {
 // Argument checks.
 
 fn timeout(secs: f64) -> Result<Duration, ToolError> {
-    let invalid = || ToolError::User("Invalid argument `timeout`: it must be a finite number of seconds above 0.".into());
+    let invalid =
+        || ToolError::User("Invalid argument `timeout`: it must be a finite number of seconds above 0.".into());
     if !secs.is_finite() || secs <= 0.0 {
         return Err(invalid());
     }
@@ -153,7 +154,8 @@ fn timeout(secs: f64) -> Result<Duration, ToolError> {
 
 /// A managed path (`root/…` is refused: clangd analyses project and storage files).
 fn path(input: &str) -> Result<QualifiedPath, ToolError> {
-    let invalid = |err: crate::workspace::Error| ToolError::User(format!("Invalid argument `path`: {}", error_chain(&err)));
+    let invalid =
+        |err: crate::workspace::Error| ToolError::User(format!("Invalid argument `path`: {}", error_chain(&err)));
     let path = QualifiedPath::parse(input)
         .map_err(|reason| invalid(crate::workspace::Error::InvalidPath { input: input.to_owned(), reason }))?;
     if !path.is_managed() {
@@ -167,7 +169,14 @@ fn failure(err: &clangd::Error) -> ToolError {
 }
 
 fn spec(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
-    ToolSpec { name, title, description, annotations: Annotations::Analysis, widget: Widget::ClangdResult, icon: Icon::Clangd }
+    ToolSpec {
+        name,
+        title,
+        description,
+        annotations: Annotations::Analysis,
+        widget: Widget::ClangdResult,
+        icon: Icon::Clangd,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -188,7 +197,10 @@ fn register_configurations(registry: &mut Registry, clangd: &Arc<ClangdService>)
                 call.progress.report(0.0, None, "Finding clangd configurations");
                 let contexts = service.configurations().await;
                 call.progress.report(1.0, Some(1.0), "Completed configuration discovery");
-                Ok(ToolOutput::new(render::clangd::configurations(&contexts), ClangdConfigurationsResult { result: contexts }))
+                Ok(ToolOutput::new(
+                    render::clangd::configurations(&contexts),
+                    ClangdConfigurationsResult { result: contexts },
+                ))
             }
         },
     );
@@ -238,15 +250,21 @@ fn register_hover(registry: &mut Registry, clangd: &Arc<ClangdService>) {
 fn register_definition(registry: &mut Registry, clangd: &Arc<ClangdService>) {
     let service = clangd.clone();
     registry.add(
-        spec("clangd_definition", "Clangd definition", "Where the symbol at a position is defined, with source previews."),
+        spec(
+            "clangd_definition",
+            "Clangd definition",
+            "Where the symbol at a position is defined, with source previews.",
+        ),
         move |args: ClangdPositionArgs, call: Call| {
             let service = service.clone();
             async move {
                 let path = path(&args.path)?;
                 let timeout = timeout(args.timeout)?;
                 let selection = args.configurations.unwrap_or_default();
-                let result =
-                    service.definition(&path, args.position, &selection, timeout, &call).await.map_err(|e| failure(&e))?;
+                let result = service
+                    .definition(&path, args.position, &selection, timeout, &call)
+                    .await
+                    .map_err(|e| failure(&e))?;
                 let text = render::clangd::locations("Definitions", &path.to_string(), args.position, &result);
                 Ok(ToolOutput::new(text, ClangdLocationsResult { result }))
             }
@@ -257,7 +275,11 @@ fn register_definition(registry: &mut Registry, clangd: &Arc<ClangdService>) {
 fn register_references(registry: &mut Registry, clangd: &Arc<ClangdService>) {
     let service = clangd.clone();
     registry.add(
-        spec("clangd_references", "Clangd references", "Every reference to the symbol at a position, with source previews."),
+        spec(
+            "clangd_references",
+            "Clangd references",
+            "Every reference to the symbol at a position, with source previews.",
+        ),
         move |args: ClangdReferencesArgs, call: Call| {
             let service = service.clone();
             async move {
@@ -297,14 +319,20 @@ fn register_document_symbols(registry: &mut Registry, clangd: &Arc<ClangdService
 fn register_workspace_symbols(registry: &mut Registry, clangd: &Arc<ClangdService>) {
     let service = clangd.clone();
     registry.add(
-        spec("clangd_workspace_symbols", "Clangd workspace symbols", "Find symbols by name in every file clangd indexed."),
+        spec(
+            "clangd_workspace_symbols",
+            "Clangd workspace symbols",
+            "Find symbols by name in every file clangd indexed.",
+        ),
         move |args: ClangdWorkspaceSymbolsArgs, call: Call| {
             let service = service.clone();
             async move {
                 let timeout = timeout(args.timeout)?;
                 let selection = args.configurations.unwrap_or_default();
-                let result =
-                    service.workspace_symbols(&args.query, &selection, timeout, &call).await.map_err(|e| failure(&e))?;
+                let result = service
+                    .workspace_symbols(&args.query, &selection, timeout, &call)
+                    .await
+                    .map_err(|e| failure(&e))?;
                 let text = render::clangd::workspace_symbols(&args.query, &result);
                 Ok(ToolOutput::new(text, ClangdWorkspaceSymbolsResult { result }))
             }
@@ -332,7 +360,10 @@ mod tests {
             Err(ToolError::User(message)) => message,
             other => panic!("expected a user error, got {other:?}"),
         };
-        assert!(message("root/usr/include/stdio.h").starts_with("Invalid argument `path`: `root/usr/include/stdio.h` is outside"));
+        assert!(
+            message("root/usr/include/stdio.h")
+                .starts_with("Invalid argument `path`: `root/usr/include/stdio.h` is outside")
+        );
         assert!(message("/abs").starts_with("Invalid argument `path`: `/abs` is not a workspace path"));
     }
 }

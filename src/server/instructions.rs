@@ -18,6 +18,12 @@ Studio instance on Windows, and the operator's own `user-…` toolsets. There is
 toolset; pass a toolset id explicitly. toolsets_list runs nothing; toolset_get reads every tool's version \
 live.
 
+CMake: profiles belong to the operator (the automatic `presets` profile, or `Debug` and `Release`); \
+cmake_profiles lists them. Omit `profiles` (or pass []) to run every profile. Configure, then build, then \
+test. Each execution's `error` is null on success, otherwise the reason with the exit code; read its output \
+with process_get(process_id). cmake_run_test runs one built executable in project/ or storage/ with literal \
+arguments.
+
 Clangd: analysis needs a CMake configuration with a compilation database and clangd in its toolset; \
 cmake_configure confirms one, clangd_configurations lists them. Positions use one-based lines and zero-based \
 characters counted in Unicode code points. Omit `configurations` (or pass []) to ask every configuration; \

@@ -270,8 +270,11 @@ fn register_write_file(registry: &mut Registry, workspace: &Arc<WorkspaceService
                     Ok((write, resources))
                 })
                 .await?;
-                let request =
-                    ProviderRequest { path: write.path.clone(), operation: FileOperation::Write, lines: LineWindow::Whole };
+                let request = ProviderRequest {
+                    path: write.path.clone(),
+                    operation: FileOperation::Write,
+                    lines: LineWindow::Whole,
+                };
                 resources.extend(provider_links(&ws_for_providers, request, &provider_call).await);
                 let value = WorkspaceWriteFileResult {
                     path: write.path.to_string(),
@@ -317,8 +320,11 @@ fn register_edit_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>
                     Ok((edit, resources))
                 })
                 .await?;
-                let request =
-                    ProviderRequest { path: edit.path.clone(), operation: FileOperation::Edit, lines: LineWindow::Whole };
+                let request = ProviderRequest {
+                    path: edit.path.clone(),
+                    operation: FileOperation::Edit,
+                    lines: LineWindow::Whole,
+                };
                 resources.extend(provider_links(&ws_for_providers, request, &provider_call).await);
                 let value =
                     WorkspaceEditFileResult { path: edit.path.to_string(), replacements: edit.replacements, resources };

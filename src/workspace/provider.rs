@@ -74,7 +74,11 @@ pub trait ResultProvider: Send + Sync {
 
     /// The document for this operation, or `None` when the provider has nothing to say (not its kind
     /// of file, no configuration to analyse with).
-    fn provide(&self, request: ProviderRequest, call: Call) -> BoxFuture<'static, Result<Option<Document>, ProviderError>>;
+    fn provide(
+        &self,
+        request: ProviderRequest,
+        call: Call,
+    ) -> BoxFuture<'static, Result<Option<Document>, ProviderError>>;
 }
 
 #[cfg(test)]

@@ -72,9 +72,10 @@ async fn clangd_processes(client: &Client) -> Vec<(u64, bool)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clangd_answers_for_two_configurations_and_annotates_workspace_files() {
-    if !real_tools("clangd_answers_for_two_configurations_and_annotates_workspace_files", &[
-        "cmake", "ninja", "g++", "clangd",
-    ]) {
+    if !real_tools(
+        "clangd_answers_for_two_configurations_and_annotates_workspace_files",
+        &["cmake", "ninja", "g++", "clangd"],
+    ) {
         return;
     }
     let ws = acceptance_project();
@@ -86,7 +87,8 @@ async fn clangd_answers_for_two_configurations_and_annotates_workspace_files() {
     // Nothing is configured yet.
     let res = call(&client, "clangd_configurations", json!({})).await;
     assert_eq!(items(&res), Vec::<Value>::new());
-    let err = tool_error(&call(&client, "clangd_diagnostics", json!({ "path": "analysis/code_action.cpp" })).await).to_owned();
+    let err = tool_error(&call(&client, "clangd_diagnostics", json!({ "path": "analysis/code_action.cpp" })).await)
+        .to_owned();
     assert_contains(&err, "compilation database");
 
     let res = call(&client, "cmake_configure", json!({})).await;
@@ -114,7 +116,10 @@ async fn clangd_answers_for_two_configurations_and_annotates_workspace_files() {
     assert_eq!(diagnostic["source"], "clang");
     assert_eq!(diagnostic["range"]["start"], json!({ "line": 5, "character": 4 }));
     assert_contains(diagnostic["message"].as_str().unwrap(), "Expected ';'");
-    assert_contains(text(&res), "Configurations: Debug, Release\nproject/analysis/code_action.cpp, line 5, character 4");
+    assert_contains(
+        text(&res),
+        "Configurations: Debug, Release\nproject/analysis/code_action.cpp, line 5, character 4",
+    );
     assert_contains(text(&res), "  error (clang, expected_semi_declaration): Expected ';'");
     let sessions = clangd_processes(&client).await;
     assert_eq!(sessions.len(), 2, "one clangd per configuration: {sessions:?}");
@@ -125,7 +130,8 @@ async fn clangd_answers_for_two_configurations_and_annotates_workspace_files() {
 
     // The warning file, one configuration.
     let res =
-        call(&client, "clangd_diagnostics", json!({ "path": "app/warning_main.cpp", "configurations": ["Release"] })).await;
+        call(&client, "clangd_diagnostics", json!({ "path": "app/warning_main.cpp", "configurations": ["Release"] }))
+            .await;
     let answers = items(&res);
     assert_eq!(answers.len(), 1);
     assert_eq!(configurations(&answers[0]), ["Release"]);
@@ -154,8 +160,10 @@ async fn clangd_answers_for_two_configurations_and_annotates_workspace_files() {
 
     let res = call(&client, "clangd_references", at_add.clone()).await;
     let answers = items(&res);
-    let paths: Vec<&str> = answers[0]["locations"].as_array().unwrap().iter().map(|l| l["path"].as_str().unwrap()).collect();
-    for expected in ["project/analysis/clangd_anchors.cpp", "project/include/fixture/math.hpp", "project/src/math.cpp"] {
+    let paths: Vec<&str> =
+        answers[0]["locations"].as_array().unwrap().iter().map(|l| l["path"].as_str().unwrap()).collect();
+    for expected in ["project/analysis/clangd_anchors.cpp", "project/include/fixture/math.hpp", "project/src/math.cpp"]
+    {
         assert!(paths.contains(&expected), "{expected} not in {paths:?}");
     }
     assert_eq!(paths.iter().filter(|p| **p == "project/analysis/clangd_anchors.cpp").count(), 2, "{paths:?}");
@@ -163,29 +171,52 @@ async fn clangd_answers_for_two_configurations_and_annotates_workspace_files() {
     let res = call(&client, "clangd_document_symbols", json!({ "path": "include/fixture/hierarchy.hpp" })).await;
     let symbols = &items(&res)[0]["symbols"];
     assert_eq!(symbols[0]["name"], "fixture", "{symbols}");
-    let children: Vec<&str> = symbols[0]["children"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    let children: Vec<&str> =
+        symbols[0]["children"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
     assert_eq!(children, ["Shape", "Circle", "default_circle"]);
     assert_contains(text(&res), "fixture (namespace), lines");
     assert_contains(text(&res), "├── Shape (class)");
 
     let res = call(&client, "clangd_workspace_symbols", json!({ "query": "anchor_" })).await;
     let answers = items(&res);
-    let names: Vec<&str> = answers[0]["symbols"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> =
+        answers[0]["symbols"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
     for expected in ["anchor_callee", "anchor_caller", "anchor_circle"] {
         assert!(names.contains(&expected), "{expected} not in {names:?}: {}", text(&res));
     }
     assert_contains(text(&res), "  Scope: analysis");
 
     // Argument errors.
-    let err = tool_error(&call(&client, "clangd_hover", json!({ "path": "analysis/clangd_anchors.cpp",
-        "position": { "line": 99, "character": 0 } })).await).to_owned();
+    let err = tool_error(
+        &call(
+            &client,
+            "clangd_hover",
+            json!({ "path": "analysis/clangd_anchors.cpp",
+        "position": { "line": 99, "character": 0 } }),
+        )
+        .await,
+    )
+    .to_owned();
     assert_contains(&err, "Invalid argument `position`: line 99, character 0 is outside");
-    let err = tool_error(&call(&client, "clangd_diagnostics", json!({ "path": "app/good_main.cpp",
-        "configurations": ["Profile"] })).await).to_owned();
+    let err = tool_error(
+        &call(
+            &client,
+            "clangd_diagnostics",
+            json!({ "path": "app/good_main.cpp",
+        "configurations": ["Profile"] }),
+        )
+        .await,
+    )
+    .to_owned();
     assert_contains(&err, "unknown configuration `Profile`; available: Debug, Release");
 
     // A partial read keeps only what intersects its lines, at absolute positions.
-    let res = call(&client, "workspace_read_file", json!({ "path": "analysis/code_action.cpp", "start_line": 4, "end_line": 5 })).await;
+    let res = call(
+        &client,
+        "workspace_read_file",
+        json!({ "path": "analysis/code_action.cpp", "start_line": 4, "end_line": 5 }),
+    )
+    .await;
     let document = clangd_document(&client, structured(&res)).await;
     assert_eq!(document["version"], 1);
     let file = &document["files"][0];
@@ -194,7 +225,12 @@ async fn clangd_answers_for_two_configurations_and_annotates_workspace_files() {
     assert_eq!(file["diagnostics"][0]["diagnostics"][0]["range"]["start"]["line"], 5);
     assert!(!file["highlighting"][0]["spans"].as_array().unwrap().is_empty(), "{file}");
     assert!(annotated_lines(file).iter().all(|line| (4..=5).contains(line)), "{file}");
-    let res = call(&client, "workspace_read_file", json!({ "path": "analysis/code_action.cpp", "start_line": 1, "end_line": 2 })).await;
+    let res = call(
+        &client,
+        "workspace_read_file",
+        json!({ "path": "analysis/code_action.cpp", "start_line": 1, "end_line": 2 }),
+    )
+    .await;
     let document = clangd_document(&client, structured(&res)).await;
     let file = &document["files"][0];
     assert!(file["diagnostics"][0]["diagnostics"].as_array().unwrap().is_empty(), "{file}");
@@ -202,16 +238,25 @@ async fn clangd_answers_for_two_configurations_and_annotates_workspace_files() {
     assert!(spans.iter().any(|s| s["kind"] == "function"), "`missing_semicolon` on line 2: {file}");
     assert!(annotated_lines(file).iter().all(|line| (1..=2).contains(line)), "{file}");
     // Past the end: the file entry with empty lists.
-    let res = call(&client, "workspace_read_file", json!({ "path": "analysis/code_action.cpp", "start_line": 50 })).await;
+    let res =
+        call(&client, "workspace_read_file", json!({ "path": "analysis/code_action.cpp", "start_line": 50 })).await;
     let document = clangd_document(&client, structured(&res)).await;
-    assert_eq!(document["files"][0], json!({ "path": "project/analysis/code_action.cpp", "diagnostics": [], "highlighting": [] }));
+    assert_eq!(
+        document["files"][0],
+        json!({ "path": "project/analysis/code_action.cpp", "diagnostics": [], "highlighting": [] })
+    );
     // Not C/C++: no clangd link.
     let res = call(&client, "workspace_read_file", json!({ "path": "README.md" })).await;
     assert_eq!(structured(&res)["resources"], json!({}));
 
     // A header edited through the workspace is seen by the next analysis, in the same sessions.
-    let res = call(&client, "workspace_edit_file", json!({ "path": "include/fixture/math.hpp",
-        "old_text": "[[deprecated(\"use fixture::add(value, 1) instead\")]]\n", "new_text": "" })).await;
+    let res = call(
+        &client,
+        "workspace_edit_file",
+        json!({ "path": "include/fixture/math.hpp",
+        "old_text": "[[deprecated(\"use fixture::add(value, 1) instead\")]]\n", "new_text": "" }),
+    )
+    .await;
     let edited = structured(&res).clone();
     assert!(edited["resources"]["diff"].is_object(), "{edited}");
     let document = clangd_document(&client, &edited).await;
@@ -224,7 +269,12 @@ async fn clangd_answers_for_two_configurations_and_annotates_workspace_files() {
 
     // Editing CMakeLists.txt withdraws both contexts and stops their sessions.
     let lists = std::fs::read_to_string(ws.path("CMakeLists.txt")).unwrap();
-    let res = call(&client, "workspace_write_file", json!({ "path": "CMakeLists.txt", "text": format!("{lists}# edited\n") })).await;
+    let res = call(
+        &client,
+        "workspace_write_file",
+        json!({ "path": "CMakeLists.txt", "text": format!("{lists}# edited\n") }),
+    )
+    .await;
     structured(&res);
     assert_eq!(items(&call(&client, "clangd_configurations", json!({})).await), Vec::<Value>::new());
     let mut stopped = false;

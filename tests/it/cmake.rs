@@ -19,7 +19,9 @@ use rmcp::RoleClient;
 use rmcp::service::RunningService;
 use serde_json::{Value, json};
 
-use crate::support::{TempWorkspace, TestClient, call, connect, heavy_tests, progress_log, structured, text, tool_error};
+use crate::support::{
+    TempWorkspace, TestClient, call, connect, heavy_tests, progress_log, structured, text, tool_error,
+};
 
 type Client = RunningService<RoleClient, TestClient>;
 
@@ -55,7 +57,8 @@ impl Fixture {
 
     /// Services configured by `extra` command-line options, with the real `PATH` for discovery.
     fn services(&self, extra: &[&str]) -> Services {
-        let mut argv: Vec<String> = vec!["forgemcp".into(), "--workspace".into(), self.ws.project.display().to_string()];
+        let mut argv: Vec<String> =
+            vec!["forgemcp".into(), "--workspace".into(), self.ws.project.display().to_string()];
         argv.extend(["--workspace-storage".into(), self.ws.storage.display().to_string()]);
         argv.extend(extra.iter().map(|s| (*s).to_owned()));
         let args = Args::try_parse_from(argv).expect("valid command line");
@@ -210,7 +213,12 @@ async fn presets_profile_configures_builds_and_tests_every_preset() {
     assert!(messages(&handler).iter().any(|m| m.starts_with("presets/test-ninja-debug: Start 1: fixture_pass")));
     // The JUnit report's temporary directory is gone.
     let leftovers: Vec<_> = std::fs::read_dir(fx.ws.storage.join("tmp"))
-        .map(|dir| dir.filter_map(Result::ok).map(|e| e.file_name()).filter(|n| n.to_string_lossy().starts_with("ctest-")).collect())
+        .map(|dir| {
+            dir.filter_map(Result::ok)
+                .map(|e| e.file_name())
+                .filter(|n| n.to_string_lossy().starts_with("ctest-"))
+                .collect()
+        })
         .unwrap_or_default();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 
@@ -226,13 +234,21 @@ async fn presets_profile_configures_builds_and_tests_every_preset() {
     .await;
     let run = structured(&res);
     assert_eq!(run["executable"], "project/build/ninja-debug/fixture_tests");
-    assert_eq!((&run["arguments"], &run["cwd"], &run["error"]), (&arguments, &json!("project/build/ninja-debug"), &Value::Null));
+    assert_eq!(
+        (&run["arguments"], &run["cwd"], &run["error"]),
+        (&arguments, &json!("project/build/ninja-debug"), &Value::Null)
+    );
     assert_eq!(stdout_of(&client, &run["process_id"]).await, "<a b>\n<>\n<--fail>\n");
     let info = call(&client, "process_get", json!({ "process_id": run["process_id"], "max_bytes": 0 })).await;
     assert_eq!(structured(&info)["process"]["summary"]["arguments"], arguments);
     assert_contains(text(&res), "Test executable project/build/ninja-debug/fixture_tests: Succeeded");
 
-    let res = call(&client, "cmake_run_test", json!({ "executable": "build/ninja-debug/fixture_tests", "arguments": ["--fail"] })).await;
+    let res = call(
+        &client,
+        "cmake_run_test",
+        json!({ "executable": "build/ninja-debug/fixture_tests", "arguments": ["--fail"] }),
+    )
+    .await;
     let run = structured(&res);
     assert_eq!((&run["error"], &run["cwd"]), (&json!("the test executable exited with code 1"), &json!("project/")));
     assert!(run["process_id"].is_u64());
@@ -253,7 +269,10 @@ async fn plain_profiles_publish_contexts_that_follow_their_inputs() {
     let profiles: Vec<(String, String, String)> = items(&res)
         .iter()
         .map(|p| {
-            assert_eq!((&p["mode"], &p["generator"], &p["toolset_id"]), (&json!("plain"), &json!("Ninja"), &json!("system")));
+            assert_eq!(
+                (&p["mode"], &p["generator"], &p["toolset_id"]),
+                (&json!("plain"), &json!("Ninja"), &json!("system"))
+            );
             let field = |name: &str| p[name].as_str().unwrap().to_owned();
             (field("name"), field("configuration"), field("build_directory"))
         })
@@ -346,8 +365,12 @@ async fn explicit_profile_with_defines_reports_failures_and_survives_a_generator
     let tested = &items(&res)[0];
     let error = tested["error"].as_str().expect("failing tests fail the execution");
     assert_contains(error, "ctest exited with code 8; 2 failed");
-    let cases: Vec<(&str, &str)> =
-        tested["tests"].as_array().unwrap().iter().map(|t| (t["name"].as_str().unwrap(), t["status"].as_str().unwrap())).collect();
+    let cases: Vec<(&str, &str)> = tested["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap(), t["status"].as_str().unwrap()))
+        .collect();
     assert_eq!(
         cases,
         [
@@ -426,4 +449,59 @@ async fn selection_and_argument_errors_are_tool_errors() {
         assert_eq!(item["process_id"], Value::Null);
         assert_contains(item["error"].as_str().unwrap(), "toolset `System` (system) has no cmake");
     }
+}
+
+/// A fake cmake (a shell script) keeps running long enough to try changing its build directory.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_build_directory_is_protected_while_cmake_runs() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let fx = Fixture::new(false);
+    let script = fx.ws.base.join("fake-cmake");
+    std::fs::write(&script, "#!/bin/sh\necho '-- Pretending to configure'\nsleep 2\necho '-- Configuring done'\n")
+        .expect("write the fake cmake");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("make it executable");
+    let cmake = format!("cmake={}", script.display());
+    let services =
+        fx.services(&["--toolset", "fake", &cmake, "--cmake-profile", "p", "toolset=fake", "generator=Unix Makefiles"]);
+    let handler = TestClient::new();
+    let client = fx.connect(&services, handler.clone()).await;
+
+    let configure = call(&client, "cmake_configure", json!({}));
+    let meanwhile = async {
+        for _ in 0..500 {
+            if services.workspace.protected().list().iter().any(|p| p.owner == "CMake") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let write = json!({ "path": "storage/build/cmake-p/note.txt", "text": "x" });
+        let refused = tool_error(&call(&client, "workspace_write_file", write).await).to_owned();
+        let deleted = json!({ "path": "storage/build", "recursive": true });
+        let refused_delete = tool_error(&call(&client, "workspace_delete", deleted).await).to_owned();
+        (refused, refused_delete)
+    };
+    let (res, (refused, refused_delete)) = tokio::join!(configure, meanwhile);
+    assert_contains(&refused, "protected by CMake");
+    assert_contains(&refused_delete, "protected by CMake");
+    let item = &items(&res)[0];
+    // The fake wrote no File API reply and no database: the run succeeded, but there is no context.
+    assert_eq!((&item["error"], &item["compilation_database"]), (&Value::Null, &Value::Null), "{item}");
+    assert!(services.cmake.contexts().borrow().is_empty());
+    assert!(fx.ws.storage.join("build/cmake-p/.cmake/api/v1/query/client-forgemcp/codemodel-v2").is_file());
+    let log = messages(&handler);
+    assert_eq!(
+        log,
+        [
+            "Preparing CMake configure",
+            "p: Starting configure",
+            "p: Pretending to configure",
+            "p: Configuring done",
+            "p: Completed successfully"
+        ]
+    );
+    // Once CMake is done, the directory is writable again.
+    let write = json!({ "path": "storage/build/cmake-p/note.txt", "text": "x" });
+    structured(&call(&client, "workspace_write_file", write).await);
 }

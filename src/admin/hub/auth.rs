@@ -319,7 +319,8 @@ mod tests {
     fn the_page_needs_a_session_but_no_csrf_and_login_needs_neither() {
         let (auth, cookie, _) = signed_in();
         let cookie = format!("{}={cookie}", auth.cookie_name());
-        let page = Facts { method: "GET", path: "/", host: Some("127.0.0.1:8765"), cookie: Some(&cookie), ..Facts::default() };
+        let page =
+            Facts { method: "GET", path: "/", host: Some("127.0.0.1:8765"), cookie: Some(&cookie), ..Facts::default() };
         assert!(matches!(authorize(&auth, PORT, &page), Ok(Some(_))));
         assert_eq!(authorize(&auth, PORT, &Facts { cookie: None, ..page.clone() }), Err(Refusal::NoSession));
         let login = Facts { path: "/login", cookie: None, ..page.clone() };

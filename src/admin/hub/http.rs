@@ -153,7 +153,11 @@ fn host_name(headers: &HeaderMap) -> &'static str {
     }
 }
 
-async fn page(State(state): State<Arc<HubState>>, Extension(session): Extension<Session>, headers: HeaderMap) -> Response {
+async fn page(
+    State(state): State<Arc<HubState>>,
+    Extension(session): Extension<Session>,
+    headers: HeaderMap,
+) -> Response {
     let sandbox_origin = format!("http://{}:{}", host_name(&headers), state.sandbox_port);
     let body = match embedded_asset("admin.html") {
         Some(bytes) => String::from_utf8_lossy(bytes)
@@ -222,7 +226,11 @@ struct ReadBody {
     uri: String,
 }
 
-async fn read_resource(State(state): State<Arc<HubState>>, Path(iid): Path<String>, Json(body): Json<ReadBody>) -> Response {
+async fn read_resource(
+    State(state): State<Arc<HubState>>,
+    Path(iid): Path<String>,
+    Json(body): Json<ReadBody>,
+) -> Response {
     api(state.request(&iid, HubRequest::ResourceRead { uri: body.uri }).await)
 }
 
@@ -233,7 +241,11 @@ struct CallBody {
     arguments: serde_json::Map<String, Value>,
 }
 
-async fn start_call(State(state): State<Arc<HubState>>, Path(iid): Path<String>, Json(body): Json<CallBody>) -> Response {
+async fn start_call(
+    State(state): State<Arc<HubState>>,
+    Path(iid): Path<String>,
+    Json(body): Json<CallBody>,
+) -> Response {
     api(state.request(&iid, HubRequest::ToolCall { tool: body.tool, arguments: body.arguments }).await)
 }
 
@@ -282,7 +294,11 @@ struct SandboxQuery {
 
 /// `sandbox.html` for the admin page on `?host=127.0.0.1|localhost` (the host name the admin page
 /// was opened with): only that origin may frame it and talk to it.
-async fn sandbox_page(State(state): State<Arc<HubState>>, Query(query): Query<SandboxQuery>, headers: HeaderMap) -> Response {
+async fn sandbox_page(
+    State(state): State<Arc<HubState>>,
+    Query(query): Query<SandboxQuery>,
+    headers: HeaderMap,
+) -> Response {
     let own = [format!("127.0.0.1:{}", state.sandbox_port), format!("localhost:{}", state.sandbox_port)];
     if !header(&headers, "host").is_some_and(|host| own.iter().any(|o| o == host)) {
         return (StatusCode::FORBIDDEN, "unexpected Host header").into_response();
@@ -303,7 +319,8 @@ async fn sandbox_page(State(state): State<Arc<HubState>>, Query(query): Query<Sa
     response_headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response_headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     response_headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    response_headers.insert(HeaderName::from_static("cross-origin-resource-policy"), HeaderValue::from_static("same-origin"));
+    response_headers
+        .insert(HeaderName::from_static("cross-origin-resource-policy"), HeaderValue::from_static("same-origin"));
     response
 }
 

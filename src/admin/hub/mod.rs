@@ -30,7 +30,9 @@ use tokio::time::Instant;
 
 use super::instance::{LINK_TIMEOUT, PING_INTERVAL};
 use super::ipc::{Endpoint, HubListener, IpcError};
-use super::protocol::{FrameReader, Hello, HubRequest, InstanceEvent, Message, PROTOCOL, Request, Response, Welcome, write_message};
+use super::protocol::{
+    FrameReader, Hello, HubRequest, InstanceEvent, Message, PROTOCOL, Request, Response, Welcome, write_message,
+};
 use auth::Auth;
 
 /// How long the Hub stays after its last instance left.
@@ -182,7 +184,9 @@ impl HubState {
         instances.insert(entry.hello.instance_id.clone(), entry);
         self.update_live(&instances);
         drop(instances);
-        self.publish(json!({ "kind": if rejoined { "instance_updated" } else { "instance_added" }, "instance": summary }));
+        self.publish(
+            json!({ "kind": if rejoined { "instance_updated" } else { "instance_added" }, "instance": summary }),
+        );
     }
 
     /// The link `generation` of `instance_id` ended; `clean` after `bye`.
@@ -282,6 +286,12 @@ impl RunningHub {
 
     /// Waits until the Hub exits (after its last instance left).
     pub async fn wait(mut self) {
+        let _ = (&mut self.task).await;
+    }
+
+    /// Stops the Hub and waits until its endpoint and ports are released.
+    pub async fn stop(mut self) {
+        self.task.abort();
         let _ = (&mut self.task).await;
     }
 
@@ -391,7 +401,8 @@ async fn serve_connection(state: Arc<HubState>, stream: interprocess::local_sock
     match first {
         Message::OpenUrlRequest { id } => {
             let url = state.login_url();
-            let _ = tokio::time::timeout(WRITE_TIMEOUT, write_message(&mut writer, &Message::OpenUrl { id, url })).await;
+            let _ =
+                tokio::time::timeout(WRITE_TIMEOUT, write_message(&mut writer, &Message::OpenUrl { id, url })).await;
         }
         Message::Hello(hello) => serve_instance(state, hello, reader, writer).await,
         other => tracing::debug!("closing an admin connection that began with {other:?}"),

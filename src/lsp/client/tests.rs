@@ -171,7 +171,9 @@ async fn notifications_reach_the_handler() {
     let recorder = Arc::new(Recorder(Mutex::new(Vec::new()), tokio::sync::Notify::new()));
     let (_client, mut server) = connect(recorder.clone());
     let params = json!({"uri": "file:///a.cpp", "diagnostics": []});
-    server.send(Message::Notification { method: "textDocument/publishDiagnostics".into(), params: params.clone() }).await;
+    server
+        .send(Message::Notification { method: "textDocument/publishDiagnostics".into(), params: params.clone() })
+        .await;
     tokio::time::timeout(Duration::from_secs(5), recorder.1.notified()).await.unwrap();
     assert_eq!(recorder.0.lock().as_slice(), &[("textDocument/publishDiagnostics".to_owned(), params)]);
 }

@@ -77,9 +77,7 @@ pub fn default_reply(method: &str, params: &Value) -> Result<Value, ResponseErro
             Ok(Value::Array(vec![Value::Null; n_items]))
         }
         "workspace/workspaceFolders" | "window/showMessageRequest" => Ok(Value::Null),
-        "workspace/applyEdit" => {
-            Ok(json!({ "applied": false, "failureReason": "this client does not apply edits" }))
-        }
+        "workspace/applyEdit" => Ok(json!({ "applied": false, "failureReason": "this client does not apply edits" })),
         _ => Err(ResponseError::new(codes::METHOD_NOT_FOUND, format!("`{method}` is not supported by this client"))),
     }
 }
@@ -109,7 +107,10 @@ struct Inner {
 
 impl Inner {
     fn closed_error(&self) -> Option<Error> {
-        self.closed.borrow().as_ref().map(|reason| Error::Closed { server: self.server.clone(), reason: reason.clone() })
+        self.closed
+            .borrow()
+            .as_ref()
+            .map(|reason| Error::Closed { server: self.server.clone(), reason: reason.clone() })
     }
 
     /// Marks the connection closed (the first reason wins) and fails every pending request.
@@ -133,10 +134,9 @@ impl Inner {
             return Err(err);
         }
         let frame = framing::encode(&message.encode());
-        self.outgoing.send(Outgoing::Frame(frame)).map_err(|_| Error::Closed {
-            server: self.server.clone(),
-            reason: "the writer stopped".to_owned(),
-        })
+        self.outgoing
+            .send(Outgoing::Frame(frame))
+            .map_err(|_| Error::Closed { server: self.server.clone(), reason: "the writer stopped".to_owned() })
     }
 }
 
