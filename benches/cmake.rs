@@ -9,103 +9,56 @@
 //! command. This prints figures and asserts nothing about speed.
 #![expect(clippy::print_stdout, reason = "a benchmark reports its figures on stdout")]
 
+mod common;
+
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use forgemcp::call::Call;
-use forgemcp::cmake::CmakeOptions;
-use forgemcp::config::DiscoveryEnv;
-use forgemcp::process::{CommandSpec, ProcessService};
-use forgemcp::server::ForgeServer;
-use forgemcp::toolchain::DiscoveryOptions;
-use forgemcp::workspace::WorkspaceService;
-use forgemcp::workspace::path::Roots;
-use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
-use serde_json::{Value, json};
+use forgemcp::process::CommandSpec;
+use serde_json::json;
 
 const FULL_RUNS: usize = 5;
 const NOOP_RUNS: usize = 15;
 
 fn main() -> ExitCode {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    for tool in ["cmake", "ninja", "c++"] {
-        if !std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()) {
-            println!("cmake benchmark skipped: `{tool}` is not on PATH");
-            return ExitCode::SUCCESS;
-        }
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build();
-    let Ok(runtime) = runtime else {
-        println!("cannot start a tokio runtime");
-        return ExitCode::FAILURE;
-    };
-    match runtime.block_on(run()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            println!("cmake benchmark failed: {err}");
-            ExitCode::FAILURE
-        }
-    }
+    common::run("cmake", &["cmake", "ninja", "c++"], run())
 }
 
 async fn run() -> Result<(), String> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let base = std::fs::canonicalize(dir.path()).map_err(|e| e.to_string())?;
-    let project = base.join("proj");
-    copy_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cpp-acceptance-project"), &project)?;
-    std::fs::remove_file(project.join("CMakePresets.json")).map_err(|e| e.to_string())?;
-    let roots = Roots::new(project.clone(), base.join(".proj.forgemcp"));
-    let discovery = DiscoveryOptions {
-        cwd: project.clone(),
-        env: DiscoveryEnv { path: std::env::var_os("PATH"), ..DiscoveryEnv::default() },
-        user_toolsets: Vec::new(),
-        probe_timeout: forgemcp::toolchain::version::PROBE_TIMEOUT,
-    };
-    let processes = ProcessService::new(roots.clone());
-    let services = forgemcp::app::assemble(
-        Arc::new(WorkspaceService::new(roots.clone())),
-        processes.clone(),
-        discovery,
-        CmakeOptions::default(),
-    );
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    let server = ForgeServer::new(services, Duration::ZERO);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let client = ().serve(client_io).await.map_err(|e| e.to_string())?;
-    let call = |tool: &str, args: Value| {
-        let params =
-            CallToolRequestParams::new(tool.to_owned()).with_arguments(args.as_object().cloned().unwrap_or_default());
-        client.call_tool(params)
-    };
-    let succeeded = |result: &rmcp::model::CallToolResult| {
-        result.is_error != Some(true)
-            && result.structured_content.as_ref().is_some_and(|v| v["result"][0]["error"].is_null())
-    };
-    let configured = call("cmake_configure", json!({ "profiles": ["Release"] })).await.map_err(|e| e.to_string())?;
-    if !succeeded(&configured) {
+    let served = common::serve_acceptance_copy().await?;
+    let configured = served.call("cmake_configure", json!({ "profiles": ["Release"] })).await?;
+    if !common::succeeded(&configured) {
         return Err(format!("cmake_configure failed: {configured:?}"));
     }
-    let build_dir = roots.storage().join("build/cmake-Release");
-    let build = json!({ "profiles": ["Release"] });
+    let build_dir = served.roots.storage().join("build/cmake-Release").to_string_lossy().into_owned();
+    let project = &served.project;
 
     let tool_build = async || -> Result<Duration, String> {
         let started = Instant::now();
-        let res = call("cmake_build", build.clone()).await.map_err(|e| e.to_string())?;
+        let res = served.call("cmake_build", json!({ "profiles": ["Release"] })).await?;
         let elapsed = started.elapsed();
-        if !succeeded(&res) {
+        if !common::succeeded(&res) {
             return Err(format!("cmake_build failed: {res:?}"));
         }
         Ok(elapsed)
     };
-    let raw_build = || raw_cmake(&project, &["--build", &build_dir.to_string_lossy(), "--config", "Release"]);
-    let clean = || raw_cmake(&project, &["--build", &build_dir.to_string_lossy(), "--target", "clean"]).map(drop);
+    let build_args = ["--build", build_dir.as_str(), "--config", "Release"];
+    let raw_build = || raw_cmake(project, &build_args);
+    let clean = || raw_cmake(project, &["--build", &build_dir, "--target", "clean"]).map(drop);
+    // The same command through the process service alone (no MCP, no CMake layer), to attribute the
+    // fixed overhead of a no-op build.
+    let supervised_build = async || -> Result<Duration, String> {
+        let spec = CommandSpec::new("cmake", project).args(build_args);
+        let started = Instant::now();
+        let completed = served.processes.run(spec, &Call::detached()).await.map_err(|e| e.to_string())?;
+        let elapsed = started.elapsed();
+        if !completed.succeeded() {
+            return Err(format!("supervised cmake --build failed: {completed:?}"));
+        }
+        Ok(elapsed)
+    };
 
     // Warm the compiler, the file system cache and the server once.
     tool_build().await?;
@@ -122,20 +75,6 @@ async fn run() -> Result<(), String> {
             }
         }
     }
-    // The same command through the process service alone (no MCP, no CMake layer), to attribute
-    // the fixed overhead of a no-op build.
-    let build_args =
-        ["--build".to_owned(), build_dir.to_string_lossy().into_owned(), "--config".into(), "Release".into()];
-    let supervised_build = async || -> Result<Duration, String> {
-        let spec = CommandSpec::new("cmake", &project).args(&build_args);
-        let started = Instant::now();
-        let completed = processes.run(spec, &Call::detached()).await.map_err(|e| e.to_string())?;
-        let elapsed = started.elapsed();
-        if !completed.succeeded() {
-            return Err(format!("supervised cmake --build failed: {completed:?}"));
-        }
-        Ok(elapsed)
-    };
     let mut noop = (Vec::new(), Vec::new());
     let mut supervised = Vec::new();
     for run in 0..NOOP_RUNS {
@@ -153,7 +92,7 @@ async fn run() -> Result<(), String> {
     report("no-op build (up to date)", noop);
     supervised.sort();
     println!(
-        "    (the same command through the process service alone: median {:.1} ms)",
+        "    the same command through the process service alone: median {:.1} ms",
         supervised[supervised.len() / 2].as_secs_f64() * 1000.0
     );
     Ok(())
@@ -180,21 +119,4 @@ fn raw_cmake(cwd: &Path, args: &[&str]) -> Result<Duration, String> {
         return Err(format!("raw cmake {args:?} failed: {}", String::from_utf8_lossy(&output.stderr)));
     }
     Ok(elapsed)
-}
-
-fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(to).map_err(|e| e.to_string())?;
-    for entry in std::fs::read_dir(from).map_err(|e| e.to_string())? {
-        let entry = entry.map_err(|e| e.to_string())?;
-        if entry.file_name() == "build" || entry.file_name() == ".cache" {
-            continue;
-        }
-        let target = to.join(entry.file_name());
-        if entry.file_type().map_err(|e| e.to_string())?.is_dir() {
-            copy_tree(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target).map_err(|e| e.to_string())?;
-        }
-    }
-    Ok(())
 }

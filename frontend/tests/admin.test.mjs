@@ -231,6 +231,36 @@ describe("the admin panel against real instances and a real Hub", { skip }, () =
     assert.equal(await page.getByTestId("elicitation").count(), 0, "the question is gone");
   });
 
+  test("a widget reads its own result resources and nothing else", async () => {
+    const page = env.page;
+    await page.getByTestId("instance").getByRole("tab", { name: "Tools" }).click();
+    await page.getByTestId("tool").filter({ hasText: "workspace_write_file" }).click();
+    await page.getByTestId("call-arguments").fill(JSON.stringify({ path: "notes.txt", text: "first line\nsecond line\n" }));
+    await page.getByTestId("call-run").click();
+    const detail = page.getByTestId("call-detail");
+    await detail.getByTestId("call-state").filter({ hasText: "completed" }).waitFor();
+    const widget = page.frameLocator('[data-testid="widget-box"] iframe').frameLocator("iframe");
+    // The diff comes from the result's own `resources.diff` link, read through the host.
+    await widget.getByText("second line").first().waitFor();
+    const view = page.frames().find((f) => f.parentFrame()?.url().includes("/sandbox.html"));
+    const ask = (method, params) =>
+      view.evaluate(
+        ([method, params]) =>
+          new Promise((ok) => {
+            const id = 4242;
+            addEventListener("message", (event) => {
+              if (event.data?.id === id) ok(event.data);
+            });
+            parent.postMessage({ jsonrpc: "2.0", id, method, params }, "*");
+          }),
+        [method, params],
+      );
+    const other = await ask("resources/read", { uri: "forgemcp://processes" });
+    assert.equal(other.error?.code, -32002, JSON.stringify(other));
+    const call = await ask("tools/call", { name: "workspace_list", arguments: {} });
+    assert.equal(call.error?.code, -32601, JSON.stringify(call));
+  });
+
   test("killing the Hub shows instances reconnecting and a new Hub takes them back", async () => {
     const page = env.page;
     const old = env.group.hubPid();

@@ -389,9 +389,11 @@ async fn serve_connection(
     }
     tracing::info!(hub_pid = welcome.hub_pid, "joined the admin Hub");
 
+    // Two channels, so either side dropping its sender (it lags) closes a channel the loop sees.
     let (events_tx, mut events_rx) = mpsc::channel::<Message>(4096);
-    ctx.history.set_sink(Some(events_tx.clone()));
-    ctx.session.elicitations.set_sink(Some(events_tx));
+    let (questions_tx, mut questions_rx) = mpsc::channel::<Message>(64);
+    ctx.history.set_sink(Some(events_tx));
+    ctx.session.elicitations.set_sink(Some(questions_tx));
     let (responses_tx, mut responses_rx) = mpsc::channel::<Message>(256);
     let mut handlers: JoinSet<()> = JoinSet::new();
     let mut ping = tokio::time::interval_at(Instant::now() + PING_INTERVAL, PING_INTERVAL);
@@ -430,6 +432,14 @@ async fn serve_connection(
                 }
                 // The history dropped a lagging link: start over so the Hub resynchronises.
                 None => return ConnectionEnd::Lost("events could not be delivered in time".into()),
+            },
+            question = questions_rx.recv() => match question {
+                Some(question) => {
+                    if let Err(err) = send(&mut writer, &question).await {
+                        return ConnectionEnd::Lost(err);
+                    }
+                }
+                None => return ConnectionEnd::Lost("questions could not be delivered in time".into()),
             },
             Some(response) = responses_rx.recv() => {
                 if let Err(err) = send(&mut writer, &response).await {

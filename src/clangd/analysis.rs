@@ -44,7 +44,7 @@ pub async fn diagnostics(
     file: &SourceFile,
     deadline: Instant,
 ) -> Result<Vec<Diagnostic>, Error> {
-    let mut doc = session.open(&file.uri, &file.abs, file.lines.text(), deadline).await?;
+    let mut doc = session.open(file, deadline).await?;
     let published = doc.diagnostics(deadline).await?;
     drop(doc);
     let mut locator = Locator::new(roots, session.encoding, Some(file));
@@ -58,7 +58,7 @@ pub async fn annotations(
     file: &SourceFile,
     deadline: Instant,
 ) -> Result<(Vec<Diagnostic>, Vec<SemanticSpan>), Error> {
-    let mut doc = session.open(&file.uri, &file.abs, file.lines.text(), deadline).await?;
+    let mut doc = session.open(file, deadline).await?;
     let params = lsp_types::SemanticTokensParams {
         text_document: doc.identifier(),
         work_done_progress_params: Default::default(),
@@ -96,7 +96,7 @@ pub async fn hover(
     position: Position,
     deadline: Instant,
 ) -> Result<Option<Hover>, Error> {
-    let doc = session.open(&file.uri, &file.abs, file.lines.text(), deadline).await?;
+    let doc = session.open(file, deadline).await?;
     let params = lsp_types::HoverParams {
         text_document_position_params: position_params(session, file, doc.identifier(), position),
         work_done_progress_params: Default::default(),
@@ -138,7 +138,7 @@ pub async fn definition(
     deadline: Instant,
 ) -> Result<Vec<NavigationLocation>, Error> {
     settle_index(session, deadline).await;
-    let doc = session.open(&file.uri, &file.abs, file.lines.text(), deadline).await?;
+    let doc = session.open(file, deadline).await?;
     let params = lsp_types::GotoDefinitionParams {
         text_document_position_params: position_params(session, file, doc.identifier(), position),
         work_done_progress_params: Default::default(),
@@ -166,7 +166,7 @@ pub async fn references(
     deadline: Instant,
 ) -> Result<Vec<NavigationLocation>, Error> {
     settle_index(session, deadline).await;
-    let doc = session.open(&file.uri, &file.abs, file.lines.text(), deadline).await?;
+    let doc = session.open(file, deadline).await?;
     let params = lsp_types::ReferenceParams {
         text_document_position: position_params(session, file, doc.identifier(), position),
         context: lsp_types::ReferenceContext { include_declaration },
@@ -202,7 +202,7 @@ pub async fn document_symbols(
     file: &SourceFile,
     deadline: Instant,
 ) -> Result<Vec<DocumentSymbol>, Error> {
-    let doc = session.open(&file.uri, &file.abs, file.lines.text(), deadline).await?;
+    let doc = session.open(file, deadline).await?;
     let params = lsp_types::DocumentSymbolParams {
         text_document: doc.identifier(),
         work_done_progress_params: Default::default(),

@@ -86,8 +86,12 @@ pub enum Error {
     Start(#[source] process::Error),
     #[error(transparent)]
     Lsp(lsp::Error),
-    #[error("clangd did not accept `{uri}` in time: earlier analyses of the file are still running")]
-    Busy { uri: String },
+    #[error("earlier analyses of `{path}` were still running when the time was up")]
+    Busy { path: String },
+    #[error("clangd published no diagnostics for `{path}` in time")]
+    NoDiagnostics { path: String },
+    #[error("clangd of configuration `{id}` did not start in time")]
+    StartTimeout { id: String },
     #[error("clangd of configuration `{id}` is not running: {reason}")]
     SessionFailed { id: String, reason: String },
     #[error("configuration `{id}`: {source}")]
@@ -105,7 +109,7 @@ pub enum Error {
 impl Error {
     fn in_configuration(self, id: &str) -> Error {
         match self {
-            Error::Configuration { .. } | Error::SessionFailed { .. } => self,
+            Error::Configuration { .. } | Error::SessionFailed { .. } | Error::StartTimeout { .. } => self,
             other => Error::Configuration { id: id.to_owned(), source: Box::new(other) },
         }
     }
@@ -201,7 +205,7 @@ impl Slot {
             match phase {
                 Phase::Starting => {
                     if tokio::time::timeout_at(deadline, state.changed()).await.is_err() {
-                        return Err(Error::Timeout(Duration::ZERO));
+                        return Err(Error::StartTimeout { id: self.spec.id.clone() });
                     }
                 }
                 Phase::Ready(session) if session.is_alive() => return Ok(session),
@@ -607,12 +611,6 @@ impl ClangdService {
             },
             () = call.cancel.cancelled() => Err(Error::Cancelled),
         };
-        // A session that was still starting reports a zero timeout; the call's limit is what counts.
-        let res = res.map_err(|err| match err {
-            Error::Configuration { source, .. } if matches!(*source, Error::Timeout(_)) => Error::Timeout(timeout),
-            Error::Timeout(_) => Error::Timeout(timeout),
-            other => other,
-        });
         if res.is_ok() {
             report("Completed clangd analysis".to_owned());
         }

@@ -28,7 +28,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::Error;
-use super::convert::file_uri;
+use super::convert::{SourceFile, file_uri};
 use crate::lsp::{self, Client, PositionEncoding, ResponseError};
 use crate::process::{LongLived, ProcessId, ProcessService, Stdin};
 use crate::toolchain::{Environment, command_in};
@@ -154,6 +154,7 @@ impl Documents {
     async fn open(
         self: &Arc<Self>,
         uri: &lsp_types::Uri,
+        name: String,
         language: &str,
         text: &str,
         deadline: Instant,
@@ -172,12 +173,13 @@ impl Documents {
         };
         let turn = tokio::time::timeout_at(deadline, lock.lock_owned())
             .await
-            .map_err(|_| Error::Busy { uri: uri.as_str().to_owned() })?;
+            .map_err(|_| Error::Busy { path: name.clone() })?;
         let version = self.next_version.fetch_add(1, Ordering::Relaxed);
         let (waiter, diagnostics) = oneshot::channel();
         self.state.diagnostics.lock().insert((uri.as_str().to_owned(), version), waiter);
         let doc = OpenDocument {
             documents: self.clone(),
+            name,
             uri: uri.clone(),
             version,
             diagnostics: Some(diagnostics),
@@ -196,6 +198,8 @@ impl Documents {
 /// A document open in clangd; dropping it closes it.
 pub struct OpenDocument {
     documents: Arc<Documents>,
+    /// The file as messages name it (a qualified path for managed files).
+    name: String,
     pub uri: lsp_types::Uri,
     pub version: i32,
     diagnostics: Option<oneshot::Receiver<Vec<lsp_types::Diagnostic>>>,
@@ -214,14 +218,10 @@ impl OpenDocument {
         tokio::select! {
             published = tokio::time::timeout_at(deadline, receiver) => match published {
                 Ok(Ok(diagnostics)) => Ok(diagnostics),
-                Ok(Err(_)) | Err(_) => Err(Error::Lsp(client.closed_reason().map_or_else(
-                    || lsp::Error::Timeout {
-                        server: client.server().to_owned(),
-                        method: "textDocument/publishDiagnostics".to_owned(),
-                        after: Duration::ZERO,
-                    },
-                    |reason| lsp::Error::Closed { server: client.server().to_owned(), reason },
-                ))),
+                Ok(Err(_)) | Err(_) => Err(match client.closed_reason() {
+                    Some(reason) => Error::Lsp(lsp::Error::Closed { server: client.server().to_owned(), reason }),
+                    None => Error::NoDiagnostics { path: self.name.clone() },
+                }),
             },
             reason = client.closed() => Err(Error::Lsp(lsp::Error::Closed { server: client.server().to_owned(), reason })),
         }
@@ -381,14 +381,9 @@ impl Session {
     }
 
     /// Opens the complete current text of a file; see [`OpenDocument`].
-    pub async fn open(
-        &self,
-        uri: &lsp_types::Uri,
-        path: &Path,
-        text: &str,
-        deadline: Instant,
-    ) -> Result<OpenDocument, Error> {
-        self.documents.open(uri, language_id(path), text, deadline).await
+    pub async fn open(&self, file: &SourceFile, deadline: Instant) -> Result<OpenDocument, Error> {
+        let language = language_id(&file.abs);
+        self.documents.open(&file.uri, file.path.to_string(), language, file.lines.text(), deadline).await
     }
 
     /// Sends a request that must be answered before `deadline`.
@@ -458,7 +453,8 @@ async fn warm_up(documents: &Arc<Documents>, database: &Path) {
     };
     let uri = file_uri(&file);
     let deadline = Instant::now() + WARM_UP_TIMEOUT;
-    match documents.open(&uri, language_id(&file), &text, deadline).await {
+    let name = file.display().to_string();
+    match documents.open(&uri, name, language_id(&file), &text, deadline).await {
         Ok(mut doc) => {
             if let Err(err) = doc.diagnostics(deadline).await {
                 tracing::debug!("clangd warm-up: {err}");

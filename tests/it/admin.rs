@@ -168,6 +168,16 @@ impl Session {
         }
     }
 
+    /// Sends a signed-in POST with a JSON body.
+    async fn send_post(&self, hub: &RunningHub, path: &str, body: Value) -> Http {
+        send(hub.port(), &self.post(hub, path, body)).await
+    }
+
+    /// Sends a signed-in GET.
+    async fn send_get(&self, hub: &RunningHub, path: &str) -> Http {
+        send(hub.port(), &self.get(hub, path)).await
+    }
+
     fn post(&self, hub: &RunningHub, path: &str, body: Value) -> Req {
         Req {
             method: "POST",
@@ -245,6 +255,11 @@ async fn linked(
     (group, hub, session, a)
 }
 
+/// A loopback port that was free a moment ago.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("address").port()
+}
+
 async fn until<F: FnMut() -> bool>(what: &str, mut check: F) {
     tokio::time::timeout(Duration::from_secs(15), async {
         while !check() {
@@ -300,7 +315,7 @@ async fn instances_join_and_leave_and_the_hub_relays_their_history() {
     // A call of the MCP client is in the instance's history, with its progress.
     let client = connect(a.server.clone(), TestClient::new()).await;
     call(&client, "workspace_list", json!({})).await;
-    let history = send(hub.port(), &session.get(&hub, &format!("/api/instances/{}/history", a.id))).await;
+    let history = session.send_get(&hub, &format!("/api/instances/{}/history", a.id)).await;
     let calls = history.json()["calls"].as_array().cloned().expect("calls");
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0]["tool"], "workspace_list");
@@ -310,15 +325,15 @@ async fn instances_join_and_leave_and_the_hub_relays_their_history() {
     assert!(calls[0]["result"]["structuredContent"].is_object());
 
     // Catalog and status come from the instance through its in-process MCP session.
-    let catalog = send(hub.port(), &session.get(&hub, &format!("/api/instances/{}/catalog", a.id))).await.json();
+    let catalog = session.send_get(&hub, &format!("/api/instances/{}/catalog", a.id)).await.json();
     assert!(catalog["tools"].as_array().expect("tools").iter().any(|t| t["name"] == "workspace_read_file"));
     assert!(catalog["resource_templates"].as_array().expect("templates").len() >= 5);
-    let status = send(hub.port(), &session.get(&hub, &format!("/api/instances/{}/status", a.id))).await.json();
+    let status = session.send_get(&hub, &format!("/api/instances/{}/status", a.id)).await.json();
     assert_eq!(status["settings"]["workspace"], a.ws.project.display().to_string());
     let probed: Vec<&str> =
         status["sections"].as_array().expect("sections").iter().filter_map(|s| s["tool"].as_str()).collect();
     assert!(probed.contains(&"processes_overview") && probed.contains(&"toolsets_list"), "{probed:?}");
-    let history = send(hub.port(), &session.get(&hub, &format!("/api/instances/{}/history", a.id))).await.json();
+    let history = session.send_get(&hub, &format!("/api/instances/{}/history", a.id)).await.json();
     assert_eq!(history["calls"].as_array().expect("calls").len(), 1, "status probes are not history");
 
     // Leaving says goodbye: the tab goes at once (no "reconnecting").
@@ -372,9 +387,9 @@ async fn an_instance_reconnects_to_a_new_hub_and_keeps_its_history() {
     until("rejoined", || matches!(a.link.state(), LinkState::Connected { .. })).await;
     assert_eq!(a.link.reconnects(), 1);
     let session = login(&hub).await;
-    let instances = send(hub.port(), &session.get(&hub, "/api/instances")).await.json();
+    let instances = session.send_get(&hub, "/api/instances").await.json();
     assert_eq!(instances["instances"][0]["reconnects"], 1);
-    let history = send(hub.port(), &session.get(&hub, &format!("/api/instances/{}/history", a.id))).await.json();
+    let history = session.send_get(&hub, &format!("/api/instances/{}/history", a.id)).await.json();
     let tools: Vec<&str> =
         history["calls"].as_array().expect("calls").iter().map(|c| c["tool"].as_str().expect("tool")).collect();
     assert_eq!(tools, ["workspace_list", "workspace_file_info"], "nothing lost, nothing replayed");
@@ -398,38 +413,35 @@ async fn panel_calls_run_through_the_instance_and_cancel_only_their_own() {
     let (_group, hub, session, a) = linked("panel", "//- notes.txt\nalpha\n", |_| {}).await;
     let base = format!("/api/instances/{}", a.id);
 
-    let started = send(
-        hub.port(),
-        &session.post(
+    let started = session
+        .send_post(
             &hub,
             &format!("{base}/calls"),
             json!({ "tool": "workspace_read_file", "arguments": { "path": "notes.txt" } }),
-        ),
-    )
-    .await;
+        )
+        .await;
     assert_eq!(started.status, 200, "{started:?}");
     let call_id = started.json()["call_id"].as_u64().expect("call id");
     until_async("the panel call finished", || async {
-        let history = send(hub.port(), &session.get(&hub, &format!("{base}/history"))).await.json();
+        let history = session.send_get(&hub, &format!("{base}/history")).await.json();
         history["calls"].as_array().expect("calls").iter().any(|c| c["call_id"] == call_id && c["state"] == "completed")
     })
     .await;
-    let history = send(hub.port(), &session.get(&hub, &format!("{base}/history"))).await.json();
+    let history = session.send_get(&hub, &format!("{base}/history")).await.json();
     let entry =
         history["calls"].as_array().expect("calls").iter().find(|c| c["call_id"] == call_id).cloned().expect("entry");
     assert_eq!(entry["origin"], "panel");
     assert_eq!(entry["result"]["structuredContent"]["text"], "alpha\n");
 
     // Unknown tools are refused by the server itself (JSON-RPC -32602), not by the panel.
-    let unknown =
-        send(hub.port(), &session.post(&hub, &format!("{base}/calls"), json!({ "tool": "no_such_tool" }))).await;
+    let unknown = session.send_post(&hub, &format!("{base}/calls"), json!({ "tool": "no_such_tool" })).await;
     assert_eq!(unknown.status, 422);
     assert!(unknown.json()["error"].as_str().expect("message").contains("-32602"));
 
     // A call of the MCP client cannot be cancelled from the panel.
     let client = connect(a.server.clone(), TestClient::new()).await;
     call(&client, "workspace_list", json!({})).await;
-    let history = send(hub.port(), &session.get(&hub, &format!("{base}/history"))).await.json();
+    let history = session.send_get(&hub, &format!("{base}/history")).await.json();
     let client_call = history["calls"]
         .as_array()
         .expect("calls")
@@ -438,7 +450,7 @@ async fn panel_calls_run_through_the_instance_and_cancel_only_their_own() {
         .expect("client call")["call_id"]
         .as_u64()
         .expect("id");
-    let refused = send(hub.port(), &session.post(&hub, &format!("{base}/calls/{client_call}/cancel"), json!({}))).await;
+    let refused = session.send_post(&hub, &format!("{base}/calls/{client_call}/cancel"), json!({})).await;
     assert_eq!(refused.status, 422);
     assert!(refused.json()["error"].as_str().expect("message").contains("only that client can cancel it"));
 
@@ -446,19 +458,17 @@ async fn panel_calls_run_through_the_instance_and_cancel_only_their_own() {
     let external = a.ws.base.join("outside.txt");
     std::fs::write(&external, "outside\n").expect("external file");
     let path = format!("root{}", external.display());
-    let asked = send(
-        hub.port(),
-        &session.post(
+    let asked = session
+        .send_post(
             &hub,
             &format!("{base}/calls"),
             json!({ "tool": "workspace_read_file", "arguments": { "path": path } }),
-        ),
-    )
-    .await;
+        )
+        .await;
     let asked_id = asked.json()["call_id"].as_u64().expect("call id");
     let pending = tokio::time::timeout(Duration::from_secs(15), async {
         loop {
-            let status = send(hub.port(), &session.get(&hub, &format!("{base}/status"))).await.json();
+            let status = session.send_get(&hub, &format!("{base}/status")).await.json();
             let pending = status["pending_elicitations"].as_array().cloned().unwrap_or_default();
             if !pending.is_empty() {
                 return pending;
@@ -470,18 +480,16 @@ async fn panel_calls_run_through_the_instance_and_cancel_only_their_own() {
     .expect("the question");
     assert!(pending[0]["message"].as_str().expect("message").contains("outside.txt"));
     let eid = pending[0]["elicitation_id"].as_str().expect("id").to_owned();
-    let answered = send(
-        hub.port(),
-        &session.post(
+    let answered = session
+        .send_post(
             &hub,
             &format!("{base}/elicitations/{eid}"),
             json!({ "action": "accept", "content": { "allow": true } }),
-        ),
-    )
-    .await;
+        )
+        .await;
     assert_eq!(answered.status, 200, "{answered:?}");
     until_async("the external read finished", || async {
-        let history = send(hub.port(), &session.get(&hub, &format!("{base}/history"))).await.json();
+        let history = session.send_get(&hub, &format!("{base}/history")).await.json();
         history["calls"]
             .as_array()
             .expect("calls")
@@ -709,7 +717,7 @@ async fn the_real_binary_joins_a_hub_it_starts_and_keeps_stdout_pure() {
     let runtime = tempfile::tempdir().expect("runtime dir");
     let ws = TempWorkspace::new("//- a.txt\nhello\n");
     let name = format!("it-{}", std::process::id());
-    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("address").port();
+    let port = free_port();
     let mut child = tokio::process::Command::new(binary())
         .args(["--workspace"])
         .arg(&ws.project)
@@ -774,4 +782,49 @@ async fn the_real_binary_joins_a_hub_it_starts_and_keeps_stdout_pure() {
         .parse()
         .expect("pid");
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+}
+
+#[tokio::test]
+#[expect(clippy::disallowed_methods, reason = "the test starts real Hub processes")]
+async fn two_racing_hub_processes_leave_exactly_one() {
+    let runtime = tempfile::tempdir().expect("runtime dir");
+    let name = format!("race-{}", std::process::id());
+    let port = free_port().to_string();
+    let spawn = || {
+        tokio::process::Command::new(binary())
+            .args(["--admin-hub", "--admin-ipc", &name, "--admin-port", &port])
+            .env("XDG_RUNTIME_DIR", runtime.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn a Hub")
+    };
+    let (mut first, mut second) = (spawn(), spawn());
+    // The loser exits at once and quietly; the winner serves until it is idle.
+    let loser = tokio::time::timeout(Duration::from_secs(10), async {
+        tokio::select! {
+            status = first.wait() => (status.expect("status"), second.id().expect("winner runs")),
+            status = second.wait() => (status.expect("status"), first.id().expect("winner runs")),
+        }
+    })
+    .await
+    .expect("one Hub gives up");
+    assert!(loser.0.success(), "losing the election is not an error");
+    let endpoint = Endpoint::in_dir(&runtime.path().join("forgemcp"), &name).expect("endpoint");
+    assert!(request_url(&endpoint).await.is_ok(), "the winner serves the group");
+    let pid: u32 = std::fs::read_to_string(runtime.path().join("forgemcp").join(format!("{name}.lock")))
+        .expect("lock file")
+        .trim()
+        .parse()
+        .expect("pid");
+    assert_eq!(pid, loser.1, "the lock names the winner");
+    let mut output = String::new();
+    for child in [&mut first, &mut second] {
+        if let Some(mut stdout) = child.stdout.take() {
+            let _ = tokio::time::timeout(Duration::from_millis(200), stdout.read_to_string(&mut output)).await;
+        }
+    }
+    assert_eq!(output, "", "a Hub writes nothing to stdout");
 }

@@ -504,4 +504,20 @@ async fn the_build_directory_is_protected_while_cmake_runs() {
     // Once CMake is done, the directory is writable again.
     let write = json!({ "path": "storage/build/cmake-p/note.txt", "text": "x" });
     structured(&call(&client, "workspace_write_file", write).await);
+
+    // A cache made for another source directory is never configured over (nor cleared).
+    let cache = "CMAKE_HOME_DIRECTORY:INTERNAL=/elsewhere\nCMAKE_GENERATOR:INTERNAL=Ninja\n";
+    std::fs::write(fx.ws.storage.join("build/cmake-p/CMakeCache.txt"), cache).expect("write a foreign cache");
+    let res = call(&client, "cmake_configure", json!({})).await;
+    let item = &items(&res)[0];
+    assert_eq!(
+        (&item["error"], &item["process_id"]),
+        (
+            &json!(
+                "`storage/build/cmake-p` holds the CMake cache of another source directory; use another build-directory"
+            ),
+            &Value::Null
+        )
+    );
+    assert!(fx.ws.storage.join("build/cmake-p/note.txt").is_file(), "nothing was cleared");
 }

@@ -338,7 +338,17 @@ impl Drop for CancelOnDrop<'_> {
     }
 }
 
+/// Closes the connection if the reader stops without saying why (a panicking handler, an abort).
+struct CloseOnDrop(Arc<Inner>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.0.close("the client stopped reading".to_owned());
+    }
+}
+
 async fn read_loop<R: AsyncRead + Unpin>(inner: Arc<Inner>, mut frames: FrameReader<R>, handler: Arc<dyn Handler>) {
+    let _close = CloseOnDrop(inner.clone());
     let reason = loop {
         let body = match frames.next().await {
             Ok(Some(body)) => body,

@@ -292,3 +292,22 @@ async fn dropping_the_last_client_stops_its_tasks() {
     drop(client);
     assert!(server.sees_eof().await, "the writer task is gone, so the pipe closes");
 }
+
+#[tokio::test]
+async fn a_panicking_handler_closes_the_connection_instead_of_hanging() {
+    struct Panics;
+    impl Handler for Panics {
+        fn notification(&self, _method: &str, _params: Value) {
+            panic!("handler bug");
+        }
+    }
+    let (client, mut server) = connect(Arc::new(Panics));
+    let pending = tokio::spawn({
+        let client = client.clone();
+        async move { client.request_value("x", Value::Null, LONG).await }
+    });
+    server.request().await;
+    server.send(Message::Notification { method: "boom".into(), params: Value::Null }).await;
+    let err = pending.await.unwrap().unwrap_err();
+    assert_eq!(err.to_string(), "the connection to fake server is closed: the client stopped reading");
+}

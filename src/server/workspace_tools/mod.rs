@@ -52,8 +52,15 @@ pub async fn provider_links(workspace: &WorkspaceService, request: ProviderReque
         return ResourceLinks::new();
     }
     let runs = providers.iter().map(|provider| {
-        let run = provider.provide(request.clone(), call.clone());
-        async move { (provider.name(), std::panic::AssertUnwindSafe(run).catch_unwind().await) }
+        let started =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| provider.provide(request.clone(), call.clone())));
+        async move {
+            let outcome = match started {
+                Ok(run) => std::panic::AssertUnwindSafe(run).catch_unwind().await,
+                Err(panic) => Err(panic),
+            };
+            (provider.name(), outcome)
+        }
     });
     let mut documents = Vec::new();
     for (name, outcome) in futures_util::future::join_all(runs).await {
