@@ -299,6 +299,13 @@ async fn process_get_applies_every_selector_form() {
     let time_tail = srv.get(id, json!({ "time": { "last": late_seconds }, "max_bytes": 11 })).await;
     assert_eq!(transcript_text(&time_tail), "\u{20ac}uro 123\n", "a last-seconds selection keeps the end");
 
+    // Selections never shorten the journal: the Markdown resource still holds every line.
+    let markdown = resource_text(&srv.client, &format!("forgemcp://processes/{id}"), "text/markdown").await;
+    assert!(markdown.contains(&numbered(1..=120)), "{markdown}");
+    for chunk in ["late 121\nlate 122\n", "\u{20ac}uro 123\n"] {
+        assert!(markdown.contains(chunk), "{markdown}");
+    }
+
     // Each selector takes exactly one valid form.
     let mixed =
         call(&srv.client, "process_get", json!({ "process_id": id.0, "lines": { "first": 1, "last": 2 } })).await;
@@ -555,7 +562,9 @@ async fn a_gigabyte_flood_keeps_the_server_small_responsive_and_exact() {
     let id = process["summary"]["process_id"].as_u64().unwrap();
 
     let n_lines = FLOOD_BYTES / 64;
+    let asked = Instant::now();
     let tail = call(&client, "process_get", json!({ "process_id": id, "lines": { "last": 100 } })).await;
+    let tail_read = asked.elapsed();
     let tail = structured(&tail);
     assert_eq!(tail["lines"], json!([n_lines - 99, n_lines]));
     let expected: String = (n_lines - 99..=n_lines).map(|n| format!("line {n:010} {}\n", "x".repeat(47))).collect();
@@ -565,7 +574,7 @@ async fn a_gigabyte_flood_keeps_the_server_small_responsive_and_exact() {
     let cpu = cpu_time(server_pid);
     latencies.sort();
     let p99 = latencies[(latencies.len() * 99).div_ceil(100) - 1];
-    report(flood_time, cpu, peak, &latencies, p99);
+    report(flood_time, cpu, peak, &latencies, p99, tail_read);
     assert!(peak < 256 << 20, "server peak RSS {} MiB", peak >> 20);
     assert!(latencies.len() >= 10, "pings ran during the flood: {}", latencies.len());
     assert!(p99 < Duration::from_millis(250), "ping p99 {p99:?} over {} pings", latencies.len());
@@ -573,9 +582,10 @@ async fn a_gigabyte_flood_keeps_the_server_small_responsive_and_exact() {
 }
 
 #[expect(clippy::print_stderr, reason = "the flood test reports its figures in the test output")]
-fn report(flood_time: Duration, cpu: Duration, peak: u64, latencies: &[Duration], p99: Duration) {
+fn report(flood_time: Duration, cpu: Duration, peak: u64, latencies: &[Duration], p99: Duration, tail_read: Duration) {
     eprintln!(
-        "flood of {} MiB: {flood_time:.2?} ({cpu:.2?} server CPU); server peak RSS {:.1} MiB; {} pings, p99 {p99:.1?}, max {:.1?}",
+        "flood of {} MiB: {flood_time:.2?} ({cpu:.2?} server CPU); server peak RSS {:.1} MiB; {} pings, p99 {p99:.1?}, \
+         max {:.1?}; process_get of the last 100 lines: {tail_read:.1?}",
         FLOOD_BYTES >> 20,
         peak as f64 / f64::from(1 << 20),
         latencies.len(),
