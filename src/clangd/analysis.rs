@@ -130,57 +130,58 @@ fn hover_contents(contents: HoverContents) -> Vec<HoverContent> {
     }
 }
 
-pub async fn definition(
-    session: &Session,
-    roots: &Roots,
-    file: &SourceFile,
-    position: Position,
-    deadline: Instant,
-) -> Result<Vec<NavigationLocation>, Error> {
-    settle_index(session, deadline).await;
-    let doc = session.open(file, deadline).await?;
-    let params = lsp_types::GotoDefinitionParams {
-        text_document_position_params: position_params(session, file, doc.identifier(), position),
-        work_done_progress_params: Default::default(),
-        partial_result_params: Default::default(),
-    };
-    let answer = session.request::<GotoDefinition>(params, deadline).await?;
-    drop(doc);
-    let locations: Vec<(lsp_types::Uri, lsp_types::Range)> = match answer {
-        None => Vec::new(),
-        Some(GotoDefinitionResponse::Scalar(one)) => vec![(one.uri, one.range)],
-        Some(GotoDefinitionResponse::Array(many)) => many.into_iter().map(|l| (l.uri, l.range)).collect(),
-        Some(GotoDefinitionResponse::Link(links)) => {
-            links.into_iter().map(|l| (l.target_uri, l.target_selection_range)).collect()
-        }
-    };
-    Ok(navigation(roots, session.encoding, file, locations))
+/// What a navigation request looks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Navigation {
+    Definition,
+    References { include_declaration: bool },
 }
 
-pub async fn references(
+/// Definitions or references of the symbol at `position`.
+pub async fn locations(
     session: &Session,
     roots: &Roots,
     file: &SourceFile,
     position: Position,
-    include_declaration: bool,
+    navigation: Navigation,
     deadline: Instant,
 ) -> Result<Vec<NavigationLocation>, Error> {
     settle_index(session, deadline).await;
     let doc = session.open(file, deadline).await?;
-    let params = lsp_types::ReferenceParams {
-        text_document_position: position_params(session, file, doc.identifier(), position),
-        context: lsp_types::ReferenceContext { include_declaration },
-        work_done_progress_params: Default::default(),
-        partial_result_params: Default::default(),
+    let at = position_params(session, file, doc.identifier(), position);
+    let locations: Vec<(lsp_types::Uri, lsp_types::Range)> = match navigation {
+        Navigation::Definition => {
+            let params = lsp_types::GotoDefinitionParams {
+                text_document_position_params: at,
+                work_done_progress_params: Default::default(),
+                partial_result_params: Default::default(),
+            };
+            match session.request::<GotoDefinition>(params, deadline).await? {
+                None => Vec::new(),
+                Some(GotoDefinitionResponse::Scalar(one)) => vec![(one.uri, one.range)],
+                Some(GotoDefinitionResponse::Array(many)) => many.into_iter().map(|l| (l.uri, l.range)).collect(),
+                Some(GotoDefinitionResponse::Link(links)) => {
+                    links.into_iter().map(|l| (l.target_uri, l.target_selection_range)).collect()
+                }
+            }
+        }
+        Navigation::References { include_declaration } => {
+            let params = lsp_types::ReferenceParams {
+                text_document_position: at,
+                context: lsp_types::ReferenceContext { include_declaration },
+                work_done_progress_params: Default::default(),
+                partial_result_params: Default::default(),
+            };
+            let answer = session.request::<References>(params, deadline).await?;
+            answer.unwrap_or_default().into_iter().map(|l| (l.uri, l.range)).collect()
+        }
     };
-    let answer = session.request::<References>(params, deadline).await?;
     drop(doc);
-    let locations = answer.unwrap_or_default().into_iter().map(|l| (l.uri, l.range)).collect();
-    Ok(navigation(roots, session.encoding, file, locations))
+    Ok(converted_locations(roots, session.encoding, file, locations))
 }
 
 /// Converted locations with previews, without duplicates, sorted by path and range.
-fn navigation(
+fn converted_locations(
     roots: &Roots,
     encoding: PositionEncoding,
     file: &SourceFile,
@@ -274,48 +275,38 @@ pub async fn workspace_symbols(
         partial_result_params: Default::default(),
     };
     let answer = session.request::<WorkspaceSymbolRequest>(params, deadline).await?;
-    let mut locator = Locator::new(roots, session.encoding, None);
-    let mut res = Vec::new();
-    match answer {
-        None => {}
-        Some(WorkspaceSymbolResponse::Flat(symbols)) => {
-            for symbol in symbols {
-                let Some(location) = locator.locate(&symbol.location.uri, symbol.location.range) else { continue };
-                res.push(WorkspaceSymbol {
-                    name: symbol.name,
-                    kind: symbol_kind(symbol.kind),
-                    location: NavigationLocation {
-                        path: location.path.to_string(),
-                        range: location.range,
-                        preview: location.preview,
-                    },
-                    container_name: symbol.container_name.filter(|c| !c.is_empty()),
-                    tags: tags(symbol.tags),
-                });
-            }
-        }
-        Some(WorkspaceSymbolResponse::Nested(symbols)) => {
-            for symbol in symbols {
-                let (uri, range) = match symbol.location {
+    // Both answer shapes become (name, kind, uri, range, container, tags).
+    let found: Vec<_> = match answer {
+        None => Vec::new(),
+        Some(WorkspaceSymbolResponse::Flat(symbols)) => symbols
+            .into_iter()
+            .map(|s| (s.name, s.kind, s.location.uri, s.location.range, s.container_name, s.tags))
+            .collect(),
+        Some(WorkspaceSymbolResponse::Nested(symbols)) => symbols
+            .into_iter()
+            .map(|s| {
+                let (uri, range) = match s.location {
                     lsp_types::OneOf::Left(location) => (location.uri, location.range),
                     lsp_types::OneOf::Right(uri_only) => (uri_only.uri, lsp_types::Range::default()),
                 };
-                let Some(location) = locator.locate(&uri, range) else { continue };
-                res.push(WorkspaceSymbol {
-                    name: symbol.name,
-                    kind: symbol_kind(symbol.kind),
-                    location: NavigationLocation {
-                        path: location.path.to_string(),
-                        range: location.range,
-                        preview: location.preview,
-                    },
-                    container_name: symbol.container_name.filter(|c| !c.is_empty()),
-                    tags: tags(symbol.tags),
-                });
-            }
-        }
-    }
-    Ok(res)
+                (s.name, s.kind, uri, range, s.container_name, s.tags)
+            })
+            .collect(),
+    };
+    let mut locator = Locator::new(roots, session.encoding, None);
+    Ok(found
+        .into_iter()
+        .filter_map(|(name, kind, uri, range, container_name, symbol_tags)| {
+            let Located { path, range, preview } = locator.locate(&uri, range)?;
+            Some(WorkspaceSymbol {
+                name,
+                kind: symbol_kind(kind),
+                location: NavigationLocation { path: path.to_string(), range, preview },
+                container_name: container_name.filter(|c| !c.is_empty()),
+                tags: tags(symbol_tags),
+            })
+        })
+        .collect())
 }
 
 fn diagnostic(locator: &mut Locator<'_>, file: &SourceFile, d: lsp_types::Diagnostic) -> Diagnostic {

@@ -63,6 +63,16 @@ pub struct ContextSpec {
     pub compilation_database: QualifiedPath,
 }
 
+/// Which configurations answer an analysis, and how long it may take.
+#[derive(Clone, Copy)]
+pub struct Scope<'a> {
+    /// Configuration ids; empty = every usable configuration.
+    pub configurations: &'a [String],
+    /// The limit of the whole analysis (starting sessions and every configuration included).
+    pub timeout: Duration,
+    pub call: &'a Call,
+}
+
 /// Errors of the clangd service. Messages are lowercase fragments naming qualified paths.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -94,6 +104,12 @@ pub enum Error {
     StartTimeout { id: String },
     #[error("clangd of configuration `{id}` is not running: {reason}")]
     SessionFailed { id: String, reason: String },
+    #[error("clangd of configuration `{id}` did not start")]
+    StartFailed {
+        id: String,
+        #[source]
+        source: Arc<Error>,
+    },
     #[error("configuration `{id}`: {source}")]
     Configuration {
         id: String,
@@ -109,7 +125,10 @@ pub enum Error {
 impl Error {
     fn in_configuration(self, id: &str) -> Error {
         match self {
-            Error::Configuration { .. } | Error::SessionFailed { .. } | Error::StartTimeout { .. } => self,
+            Error::Configuration { .. }
+            | Error::SessionFailed { .. }
+            | Error::StartFailed { .. }
+            | Error::StartTimeout { .. } => self,
             other => Error::Configuration { id: id.to_owned(), source: Box::new(other) },
         }
     }
@@ -128,9 +147,14 @@ pub struct SessionInfo {
 
 #[derive(Clone)]
 enum Phase {
+    /// Nothing started yet.
+    Idle,
     Starting,
     Ready(Arc<Session>),
-    Failed(String),
+    /// The last start failed.
+    Failed(Arc<Error>),
+    /// The context is gone; nothing starts again.
+    Retired,
 }
 
 #[derive(Clone)]
@@ -165,11 +189,11 @@ impl Slot {
         }
     }
 
-    /// Starts a session unless one started after `generation` was seen.
+    /// Starts a session unless one started after `generation` was seen or the slot is retired.
     fn restart(self: &Arc<Self>, generation: u64, processes: &ProcessService) {
         let mut task = self.task.lock();
-        let current = self.state.borrow().generation;
-        if current != generation {
+        let current = self.state.borrow().clone();
+        if current.generation != generation || matches!(current.phase, Phase::Retired) {
             return;
         }
         self.state.send_replace(SlotState { generation: generation + 1, phase: Phase::Starting });
@@ -182,9 +206,8 @@ impl Slot {
             let phase = match Session::start(&processes, &slot.session_spec).await {
                 Ok(session) => Phase::Ready(session),
                 Err(err) => {
-                    let reason = describe(&err);
-                    tracing::warn!(context = %slot.spec.id, "clangd did not start: {reason}");
-                    Phase::Failed(reason)
+                    tracing::warn!(context = %slot.spec.id, "clangd did not start: {err}");
+                    Phase::Failed(Arc::new(err))
                 }
             };
             slot.state.send_modify(|state| {
@@ -209,11 +232,15 @@ impl Slot {
                     }
                 }
                 Phase::Ready(session) if session.is_alive() => return Ok(session),
-                Phase::Ready(_) | Phase::Failed(_) if !restarted => {
+                Phase::Idle | Phase::Ready(_) | Phase::Failed(_) if !restarted => {
                     restarted = true;
                     self.restart(generation, processes);
                 }
-                Phase::Failed(reason) => return Err(Error::SessionFailed { id: self.spec.id.clone(), reason }),
+                Phase::Idle | Phase::Retired => {
+                    let reason = "the configuration was withdrawn".to_owned();
+                    return Err(Error::SessionFailed { id: self.spec.id.clone(), reason });
+                }
+                Phase::Failed(source) => return Err(Error::StartFailed { id: self.spec.id.clone(), source }),
                 Phase::Ready(session) => {
                     let reason = session.client().closed_reason().unwrap_or_else(|| "the process ended".to_owned());
                     return Err(Error::SessionFailed { id: self.spec.id.clone(), reason });
@@ -234,10 +261,8 @@ impl Slot {
         if let Some(task) = self.task.lock().take() {
             task.abort();
         }
-        let previous = self.state.send_replace(SlotState {
-            generation: u64::MAX,
-            phase: Phase::Failed("the configuration was withdrawn".to_owned()),
-        });
+        let generation = self.state.borrow().generation;
+        let previous = self.state.send_replace(SlotState { generation, phase: Phase::Retired });
         match previous.phase {
             Phase::Ready(session) => Some(session),
             _ => None,
@@ -246,10 +271,11 @@ impl Slot {
 
     fn info(&self) -> SessionInfo {
         let (state, session) = match &self.state.borrow().phase {
-            Phase::Starting => ("starting", None),
+            Phase::Idle | Phase::Starting => ("starting", None),
             Phase::Ready(session) if session.is_alive() => ("running", Some(session.clone())),
             Phase::Ready(session) => ("stopped", Some(session.clone())),
             Phase::Failed(_) => ("failed", None),
+            Phase::Retired => ("stopped", None),
         };
         SessionInfo {
             context_id: self.spec.id.clone(),
@@ -404,28 +430,19 @@ impl ClangdService {
     }
 
     /// Diagnostics of one file per configuration.
-    pub async fn diagnostics(
-        &self,
-        path: &QualifiedPath,
-        selection: &[String],
-        timeout: Duration,
-        call: &Call,
-    ) -> Result<Vec<DiagnosticsResult>, Error> {
+    pub async fn diagnostics(&self, path: &QualifiedPath, scope: Scope<'_>) -> Result<Vec<DiagnosticsResult>, Error> {
         let file = self.source(path)?;
         let roots = self.inner.roots.clone();
         let answers = self
-            .each(selection, timeout, call, |session, deadline| {
+            .each(scope, move |session, deadline| {
                 let (file, roots) = (file.clone(), roots.clone());
                 Box::pin(async move { analysis::diagnostics(&session, &roots, &file, deadline).await })
             })
             .await?;
+        let path = path.to_string();
         Ok(merge(answers)
             .into_iter()
-            .map(|(configurations, diagnostics)| DiagnosticsResult {
-                configurations,
-                path: path.to_string(),
-                diagnostics,
-            })
+            .map(|(configurations, diagnostics)| DiagnosticsResult { configurations, path: path.clone(), diagnostics })
             .collect())
     }
 
@@ -433,66 +450,38 @@ impl ClangdService {
         &self,
         path: &QualifiedPath,
         position: Position,
-        selection: &[String],
-        timeout: Duration,
-        call: &Call,
+        scope: Scope<'_>,
     ) -> Result<Vec<HoverResult>, Error> {
-        let file = self.source(path)?;
-        check_position(&file, position)?;
+        let file = self.source_at(path, position)?;
         let answers = self
-            .each(selection, timeout, call, |session, deadline| {
+            .each(scope, move |session, deadline| {
                 let file = file.clone();
                 Box::pin(async move { analysis::hover(&session, &file, position, deadline).await })
             })
             .await?;
+        let path = path.to_string();
         Ok(merge(answers)
             .into_iter()
-            .map(|(configurations, hover)| HoverResult { configurations, path: path.to_string(), position, hover })
+            .map(|(configurations, hover)| HoverResult { configurations, path: path.clone(), position, hover })
             .collect())
     }
 
-    pub async fn definition(
+    /// Definitions or references of the symbol at `position`.
+    pub async fn locations(
         &self,
         path: &QualifiedPath,
         position: Position,
-        selection: &[String],
-        timeout: Duration,
-        call: &Call,
+        navigation: analysis::Navigation,
+        scope: Scope<'_>,
     ) -> Result<Vec<LocationsResult>, Error> {
-        let file = self.source(path)?;
-        check_position(&file, position)?;
+        let file = self.source_at(path, position)?;
         let roots = self.inner.roots.clone();
         let answers = self
-            .each(selection, timeout, call, |session, deadline| {
+            .each(scope, move |session, deadline| {
                 let (file, roots) = (file.clone(), roots.clone());
-                Box::pin(async move { analysis::definition(&session, &roots, &file, position, deadline).await })
-            })
-            .await?;
-        Ok(merge(answers)
-            .into_iter()
-            .map(|(configurations, locations)| LocationsResult { configurations, locations })
-            .collect())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub async fn references(
-        &self,
-        path: &QualifiedPath,
-        position: Position,
-        include_declaration: bool,
-        selection: &[String],
-        timeout: Duration,
-        call: &Call,
-    ) -> Result<Vec<LocationsResult>, Error> {
-        let file = self.source(path)?;
-        check_position(&file, position)?;
-        let roots = self.inner.roots.clone();
-        let answers = self
-            .each(selection, timeout, call, |session, deadline| {
-                let (file, roots) = (file.clone(), roots.clone());
-                Box::pin(async move {
-                    analysis::references(&session, &roots, &file, position, include_declaration, deadline).await
-                })
+                Box::pin(
+                    async move { analysis::locations(&session, &roots, &file, position, navigation, deadline).await },
+                )
             })
             .await?;
         Ok(merge(answers)
@@ -504,34 +493,27 @@ impl ClangdService {
     pub async fn document_symbols(
         &self,
         path: &QualifiedPath,
-        selection: &[String],
-        timeout: Duration,
-        call: &Call,
+        scope: Scope<'_>,
     ) -> Result<Vec<DocumentSymbolsResult>, Error> {
         let file = self.source(path)?;
         let answers = self
-            .each(selection, timeout, call, |session, deadline| {
+            .each(scope, move |session, deadline| {
                 let file = file.clone();
                 Box::pin(async move { analysis::document_symbols(&session, &file, deadline).await })
             })
             .await?;
+        let path = path.to_string();
         Ok(merge(answers)
             .into_iter()
-            .map(|(configurations, symbols)| DocumentSymbolsResult { configurations, path: path.to_string(), symbols })
+            .map(|(configurations, symbols)| DocumentSymbolsResult { configurations, path: path.clone(), symbols })
             .collect())
     }
 
-    pub async fn workspace_symbols(
-        &self,
-        query: &str,
-        selection: &[String],
-        timeout: Duration,
-        call: &Call,
-    ) -> Result<Vec<WorkspaceSymbolsResult>, Error> {
+    pub async fn workspace_symbols(&self, query: &str, scope: Scope<'_>) -> Result<Vec<WorkspaceSymbolsResult>, Error> {
         let roots = self.inner.roots.clone();
         let query = query.to_owned();
         let answers = self
-            .each(selection, timeout, call, |session, deadline| {
+            .each(scope, move |session, deadline| {
                 let (roots, query) = (roots.clone(), query.clone());
                 Box::pin(async move { analysis::workspace_symbols(&session, &roots, &query, deadline).await })
             })
@@ -540,6 +522,13 @@ impl ClangdService {
             .into_iter()
             .map(|(configurations, symbols)| WorkspaceSymbolsResult { configurations, symbols })
             .collect())
+    }
+
+    /// A file whose `position` must name a character of its current text (or a line end).
+    fn source_at(&self, path: &QualifiedPath, position: Position) -> Result<Arc<SourceFile>, Error> {
+        let file = self.source(path)?;
+        check_position(&file, position)?;
+        Ok(file)
     }
 
     /// The complete current text of a C/C++ file (the blocking read is short: one file).
@@ -556,16 +545,11 @@ impl ClangdService {
 
     /// Runs `analyse` on the session of every selected configuration, concurrently, within one
     /// deadline; any failure fails the whole call.
-    async fn each<T, F>(
-        &self,
-        selection: &[String],
-        timeout: Duration,
-        call: &Call,
-        analyse: F,
-    ) -> Result<Vec<(String, T)>, Error>
+    async fn each<T, F>(&self, scope: Scope<'_>, analyse: F) -> Result<Vec<(String, T)>, Error>
     where
         F: Fn(Arc<Session>, Instant) -> BoxFuture<'static, Result<T, Error>>,
     {
+        let Scope { configurations: selection, timeout, call } = scope;
         let deadline = Instant::now() + timeout;
         let counter = AtomicU64::new(0);
         let report = |message: String| {
@@ -622,21 +606,6 @@ impl ClangdService {
     pub async fn annotate(&self, request: &ProviderRequest, call: &Call) -> Result<Option<AnnotationsDocument>, Error> {
         annotate(&self.inner, request, call).await
     }
-}
-
-/// An error and its sources as one line.
-fn describe(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut res = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !res.contains(&text) {
-            res.push_str(": ");
-            res.push_str(&text);
-        }
-        source = cause.source();
-    }
-    res
 }
 
 /// The selected slots: all for an empty selection; unknown ids are errors.
@@ -736,7 +705,7 @@ async fn candidate(inner: &Inner, spec: ContextSpec, toolsets: Option<&[Arc<Tool
         database_dir: database.parent()?.to_path_buf(),
         project: inner.roots.project().to_path_buf(),
     };
-    let state = watch::channel(SlotState { generation: 0, phase: Phase::Failed("not started".to_owned()) }).0;
+    let state = watch::channel(SlotState { generation: 0, phase: Phase::Idle }).0;
     Some(Slot { spec, session_spec, database_hash: hash.into(), state, task: Mutex::new(None) })
 }
 

@@ -14,25 +14,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::call::Call;
-use crate::clangd::model::{
-    CompilationContext, DiagnosticsResult, DocumentSymbolsResult, HoverResult, LocationsResult, Position,
-    WorkspaceSymbolsResult,
-};
-use crate::clangd::{self, ClangdService};
+use crate::clangd::analysis::Navigation;
+use crate::clangd::model::Position;
+use crate::clangd::{self, ClangdService, Scope};
 use crate::render;
 use crate::server::registry::{Annotations, Registry, ToolError, ToolOutput, ToolSpec, error_chain};
 use crate::widgets::{Icon, Widget};
 use crate::workspace::path::QualifiedPath;
-
-pub fn register(registry: &mut Registry, clangd: &Arc<ClangdService>) {
-    register_configurations(registry, clangd);
-    register_diagnostics(registry, clangd);
-    register_hover(registry, clangd);
-    register_definition(registry, clangd);
-    register_references(registry, clangd);
-    register_document_symbols(registry, clangd);
-    register_workspace_symbols(registry, clangd);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Arguments.
@@ -109,35 +97,11 @@ pub struct ClangdWorkspaceSymbolsArgs {
 // ---------------------------------------------------------------------------------------------
 // Results.
 
+/// The `{"result": [...]}` wrapper of every clangd tool.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct ClangdConfigurationsResult {
-    /// Contexts with a compilation database and clangd, by id.
-    pub result: Vec<CompilationContext>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ClangdDiagnosticsResult {
-    pub result: Vec<DiagnosticsResult>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ClangdHoverResult {
-    pub result: Vec<HoverResult>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ClangdLocationsResult {
-    pub result: Vec<LocationsResult>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ClangdDocumentSymbolsResult {
-    pub result: Vec<DocumentSymbolsResult>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ClangdWorkspaceSymbolsResult {
-    pub result: Vec<WorkspaceSymbolsResult>,
+pub struct ClangdResult<T> {
+    /// One entry per distinct answer (configurations listed inside), or per context.
+    pub result: Vec<T>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -164,178 +128,147 @@ fn path(input: &str) -> Result<QualifiedPath, ToolError> {
     Ok(path)
 }
 
-fn failure(err: &clangd::Error) -> ToolError {
-    ToolError::user(err)
+/// The selection and limit every analysis takes.
+struct Limits {
+    configurations: Vec<String>,
+    timeout: Duration,
 }
 
-fn spec(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
-    ToolSpec {
+impl Limits {
+    fn check(configurations: Option<Vec<String>>, secs: f64) -> Result<Limits, ToolError> {
+        Ok(Limits { configurations: configurations.unwrap_or_default(), timeout: timeout(secs)? })
+    }
+
+    fn scope<'a>(&'a self, call: &'a Call) -> Scope<'a> {
+        Scope { configurations: &self.configurations, timeout: self.timeout, call }
+    }
+}
+
+fn failure(err: clangd::Error) -> ToolError {
+    ToolError::user(&err)
+}
+
+/// Registers one clangd tool: its spec, and a body that gets the service, the arguments and the call.
+fn add<A, R, F, Fut>(
+    registry: &mut Registry,
+    clangd: &Arc<ClangdService>,
+    (name, title, description): (&'static str, &'static str, &'static str),
+    body: F,
+) where
+    A: serde::de::DeserializeOwned + JsonSchema + 'static,
+    R: Serialize + JsonSchema + 'static,
+    F: Fn(Arc<ClangdService>, A, Call) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<ToolOutput<R>, ToolError>> + Send + 'static,
+{
+    let service = clangd.clone();
+    let spec = ToolSpec {
         name,
         title,
         description,
         annotations: Annotations::Analysis,
         widget: Widget::ClangdResult,
         icon: Icon::Clangd,
-    }
+    };
+    registry.add(spec, move |args: A, call: Call| body(service.clone(), args, call));
 }
 
 // ---------------------------------------------------------------------------------------------
 // Tools.
 
-fn register_configurations(registry: &mut Registry, clangd: &Arc<ClangdService>) {
-    let service = clangd.clone();
-    registry.add(
-        spec(
+pub fn register(registry: &mut Registry, clangd: &Arc<ClangdService>) {
+    add(
+        registry,
+        clangd,
+        (
             "clangd_configurations",
             "Clangd configurations",
             "List the CMake configurations clangd can analyse with (a compilation database and clangd in the \
              toolset; cmake_configure creates them).",
         ),
-        move |_args: ClangdConfigurationsArgs, call: Call| {
-            let service = service.clone();
-            async move {
-                call.progress.report(0.0, None, "Finding clangd configurations");
-                let contexts = service.configurations().await;
-                call.progress.report(1.0, Some(1.0), "Completed configuration discovery");
-                Ok(ToolOutput::new(
-                    render::clangd::configurations(&contexts),
-                    ClangdConfigurationsResult { result: contexts },
-                ))
-            }
+        |service, _args: ClangdConfigurationsArgs, call| async move {
+            call.progress.report(0.0, None, "Finding clangd configurations");
+            let contexts = service.configurations().await;
+            call.progress.report(1.0, Some(1.0), "Completed configuration discovery");
+            let text = render::clangd::configurations(&contexts);
+            Ok(ToolOutput::new(text, ClangdResult { result: contexts }))
         },
     );
-}
-
-fn register_diagnostics(registry: &mut Registry, clangd: &Arc<ClangdService>) {
-    let service = clangd.clone();
-    registry.add(
-        spec(
+    add(
+        registry,
+        clangd,
+        (
             "clangd_diagnostics",
             "Clangd diagnostics",
             "Compiler diagnostics of the current text of one C/C++ file, per configuration.",
         ),
-        move |args: ClangdFileArgs, call: Call| {
-            let service = service.clone();
-            async move {
-                let path = path(&args.path)?;
-                let timeout = timeout(args.timeout)?;
-                let selection = args.configurations.unwrap_or_default();
-                let result = service.diagnostics(&path, &selection, timeout, &call).await.map_err(|e| failure(&e))?;
-                let text = render::clangd::diagnostics(&path.to_string(), &result);
-                Ok(ToolOutput::new(text, ClangdDiagnosticsResult { result }))
-            }
+        |service, args: ClangdFileArgs, call| async move {
+            let (path, limits) = (path(&args.path)?, Limits::check(args.configurations, args.timeout)?);
+            let result = service.diagnostics(&path, limits.scope(&call)).await.map_err(failure)?;
+            let text = render::clangd::diagnostics(&path.to_string(), &result);
+            Ok(ToolOutput::new(text, ClangdResult { result }))
         },
     );
-}
-
-fn register_hover(registry: &mut Registry, clangd: &Arc<ClangdService>) {
-    let service = clangd.clone();
-    registry.add(
-        spec("clangd_hover", "Clangd hover", "Type, signature and documentation of the symbol at a position."),
-        move |args: ClangdPositionArgs, call: Call| {
-            let service = service.clone();
-            async move {
-                let path = path(&args.path)?;
-                let timeout = timeout(args.timeout)?;
-                let selection = args.configurations.unwrap_or_default();
-                let result =
-                    service.hover(&path, args.position, &selection, timeout, &call).await.map_err(|e| failure(&e))?;
-                let text = render::clangd::hover(&path.to_string(), args.position, &result);
-                Ok(ToolOutput::new(text, ClangdHoverResult { result }))
-            }
+    add(
+        registry,
+        clangd,
+        ("clangd_hover", "Clangd hover", "Type, signature and documentation of the symbol at a position."),
+        |service, args: ClangdPositionArgs, call| async move {
+            let (path, limits) = (path(&args.path)?, Limits::check(args.configurations, args.timeout)?);
+            let result = service.hover(&path, args.position, limits.scope(&call)).await.map_err(failure)?;
+            let text = render::clangd::hover(&path.to_string(), args.position, &result);
+            Ok(ToolOutput::new(text, ClangdResult { result }))
         },
     );
-}
-
-fn register_definition(registry: &mut Registry, clangd: &Arc<ClangdService>) {
-    let service = clangd.clone();
-    registry.add(
-        spec(
-            "clangd_definition",
-            "Clangd definition",
-            "Where the symbol at a position is defined, with source previews.",
-        ),
-        move |args: ClangdPositionArgs, call: Call| {
-            let service = service.clone();
-            async move {
-                let path = path(&args.path)?;
-                let timeout = timeout(args.timeout)?;
-                let selection = args.configurations.unwrap_or_default();
-                let result = service
-                    .definition(&path, args.position, &selection, timeout, &call)
-                    .await
-                    .map_err(|e| failure(&e))?;
-                let text = render::clangd::locations("Definitions", &path.to_string(), args.position, &result);
-                Ok(ToolOutput::new(text, ClangdLocationsResult { result }))
-            }
+    add(
+        registry,
+        clangd,
+        ("clangd_definition", "Clangd definition", "Where the symbol at a position is defined, with source previews."),
+        |service, args: ClangdPositionArgs, call| async move {
+            let (path, limits) = (path(&args.path)?, Limits::check(args.configurations, args.timeout)?);
+            let navigation = Navigation::Definition;
+            let result =
+                service.locations(&path, args.position, navigation, limits.scope(&call)).await.map_err(failure)?;
+            let text = render::clangd::locations("Definitions", &path.to_string(), args.position, &result);
+            Ok(ToolOutput::new(text, ClangdResult { result }))
         },
     );
-}
-
-fn register_references(registry: &mut Registry, clangd: &Arc<ClangdService>) {
-    let service = clangd.clone();
-    registry.add(
-        spec(
+    add(
+        registry,
+        clangd,
+        (
             "clangd_references",
             "Clangd references",
             "Every reference to the symbol at a position, with source previews.",
         ),
-        move |args: ClangdReferencesArgs, call: Call| {
-            let service = service.clone();
-            async move {
-                let path = path(&args.path)?;
-                let timeout = timeout(args.timeout)?;
-                let selection = args.configurations.unwrap_or_default();
-                let result = service
-                    .references(&path, args.position, args.include_declaration, &selection, timeout, &call)
-                    .await
-                    .map_err(|e| failure(&e))?;
-                let text = render::clangd::locations("References", &path.to_string(), args.position, &result);
-                Ok(ToolOutput::new(text, ClangdLocationsResult { result }))
-            }
+        |service, args: ClangdReferencesArgs, call| async move {
+            let (path, limits) = (path(&args.path)?, Limits::check(args.configurations, args.timeout)?);
+            let navigation = Navigation::References { include_declaration: args.include_declaration };
+            let result =
+                service.locations(&path, args.position, navigation, limits.scope(&call)).await.map_err(failure)?;
+            let text = render::clangd::locations("References", &path.to_string(), args.position, &result);
+            Ok(ToolOutput::new(text, ClangdResult { result }))
         },
     );
-}
-
-fn register_document_symbols(registry: &mut Registry, clangd: &Arc<ClangdService>) {
-    let service = clangd.clone();
-    registry.add(
-        spec("clangd_document_symbols", "Clangd document symbols", "The outline of one C/C++ file."),
-        move |args: ClangdFileArgs, call: Call| {
-            let service = service.clone();
-            async move {
-                let path = path(&args.path)?;
-                let timeout = timeout(args.timeout)?;
-                let selection = args.configurations.unwrap_or_default();
-                let result =
-                    service.document_symbols(&path, &selection, timeout, &call).await.map_err(|e| failure(&e))?;
-                let text = render::clangd::document_symbols(&path.to_string(), &result);
-                Ok(ToolOutput::new(text, ClangdDocumentSymbolsResult { result }))
-            }
+    add(
+        registry,
+        clangd,
+        ("clangd_document_symbols", "Clangd document symbols", "The outline of one C/C++ file."),
+        |service, args: ClangdFileArgs, call| async move {
+            let (path, limits) = (path(&args.path)?, Limits::check(args.configurations, args.timeout)?);
+            let result = service.document_symbols(&path, limits.scope(&call)).await.map_err(failure)?;
+            let text = render::clangd::document_symbols(&path.to_string(), &result);
+            Ok(ToolOutput::new(text, ClangdResult { result }))
         },
     );
-}
-
-fn register_workspace_symbols(registry: &mut Registry, clangd: &Arc<ClangdService>) {
-    let service = clangd.clone();
-    registry.add(
-        spec(
-            "clangd_workspace_symbols",
-            "Clangd workspace symbols",
-            "Find symbols by name in every file clangd indexed.",
-        ),
-        move |args: ClangdWorkspaceSymbolsArgs, call: Call| {
-            let service = service.clone();
-            async move {
-                let timeout = timeout(args.timeout)?;
-                let selection = args.configurations.unwrap_or_default();
-                let result = service
-                    .workspace_symbols(&args.query, &selection, timeout, &call)
-                    .await
-                    .map_err(|e| failure(&e))?;
-                let text = render::clangd::workspace_symbols(&args.query, &result);
-                Ok(ToolOutput::new(text, ClangdWorkspaceSymbolsResult { result }))
-            }
+    add(
+        registry,
+        clangd,
+        ("clangd_workspace_symbols", "Clangd workspace symbols", "Find symbols by name in every file clangd indexed."),
+        |service, args: ClangdWorkspaceSymbolsArgs, call| async move {
+            let limits = Limits::check(args.configurations, args.timeout)?;
+            let result = service.workspace_symbols(&args.query, limits.scope(&call)).await.map_err(failure)?;
+            let text = render::clangd::workspace_symbols(&args.query, &result);
+            Ok(ToolOutput::new(text, ClangdResult { result }))
         },
     );
 }

@@ -5,37 +5,24 @@
 //! Each real-tool test shares one configured build across its assertions: configuring and building
 //! the fixture is the slow part.
 
-use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
-use forgemcp::cli::Args;
-use forgemcp::cmake::{CmakeOptions, Contexts};
-use forgemcp::process::ProcessService;
+use forgemcp::cmake::Contexts;
 use forgemcp::server::{ForgeServer, Services};
-use forgemcp::toolchain::DiscoveryOptions;
-use forgemcp::workspace::WorkspaceService;
 use rmcp::RoleClient;
 use rmcp::service::RunningService;
 use serde_json::{Value, json};
 
 use crate::support::{
-    TempWorkspace, TestClient, call, connect, heavy_tests, progress_log, structured, text, tool_error,
+    TempWorkspace, TestClient, acceptance_project, call, connect, progress_log, real_services, structured, text,
+    tool_error,
 };
 
 type Client = RunningService<RoleClient, TestClient>;
 
 /// Whether the real-tool tests run; when they do, cmake, ninja and g++ must be on `PATH`.
 fn real_tools(test: &str) -> bool {
-    if !heavy_tests(test) {
-        return false;
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    for tool in ["cmake", "ctest", "ninja", "g++"] {
-        let found = std::env::split_paths(&path).any(|dir| dir.join(tool).is_file());
-        assert!(found, "{test} needs `{tool}` on PATH (install cmake, ninja-build and g++)");
-    }
-    true
+    crate::support::real_tools(test, &["cmake", "ctest", "ninja", "g++"])
 }
 
 /// A temporary copy of the acceptance project and a server on it.
@@ -46,9 +33,7 @@ struct Fixture {
 impl Fixture {
     /// Copies the acceptance project; `presets: false` leaves out the preset file.
     fn new(presets: bool) -> Fixture {
-        let ws = TempWorkspace::new("");
-        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cpp-acceptance-project");
-        copy_tree(&source, &ws.project);
+        let ws = acceptance_project();
         if !presets {
             std::fs::remove_file(ws.path("CMakePresets.json")).expect("remove the preset file");
         }
@@ -57,40 +42,11 @@ impl Fixture {
 
     /// Services configured by `extra` command-line options, with the real `PATH` for discovery.
     fn services(&self, extra: &[&str]) -> Services {
-        let mut argv: Vec<String> =
-            vec!["forgemcp".into(), "--workspace".into(), self.ws.project.display().to_string()];
-        argv.extend(["--workspace-storage".into(), self.ws.storage.display().to_string()]);
-        argv.extend(extra.iter().map(|s| (*s).to_owned()));
-        let args = Args::try_parse_from(argv).expect("valid command line");
-        let config = forgemcp::config::build(args, &self.ws.base).expect("valid configuration");
-        let serve = config.serve().expect("serve mode");
-        let mut discovery = DiscoveryOptions::from_config(serve);
-        discovery.env.path = std::env::var_os("PATH");
-        let workspace = Arc::new(WorkspaceService::new(serve.roots()));
-        let processes = ProcessService::new(serve.roots());
-        forgemcp::app::assemble(workspace, processes, discovery, CmakeOptions::from_config(serve))
+        real_services(&self.ws, extra)
     }
 
     async fn connect(&self, services: &Services, handler: TestClient) -> Client {
         connect(ForgeServer::new(services.clone(), Duration::ZERO), handler).await
-    }
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create directory");
-    for entry in std::fs::read_dir(from).expect("read fixture directory") {
-        let entry = entry.expect("directory entry");
-        let name = entry.file_name();
-        // A developer may have built the checked-in tree in place; never copy its outputs.
-        if from.ends_with("cpp-acceptance-project") && (name == "build" || name == ".cache") {
-            continue;
-        }
-        let target = to.join(&name);
-        if entry.file_type().expect("file type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy fixture file");
-        }
     }
 }
 

@@ -172,6 +172,12 @@ mod fixtures {
         Case { widget, name, tool, arguments }
     }
 
+    impl Case {
+        fn path(&self) -> PathBuf {
+            fixtures_dir().join(self.widget).join(format!("{}.json", self.name))
+        }
+    }
+
     fn fixtures_dir() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("frontend/tests/fixtures")
     }
@@ -311,12 +317,94 @@ mod fixtures {
         ];
 
         let sanitizer = Sanitizer::new(&ws, &helper());
+        let mut stale = check_or_write(&client, &sanitizer, &cases).await;
+        // A recorded fixture that no case produces any more is stale too (the real-CMake cases are
+        // checked by their own heavy test, but they still count as produced).
+        let produced: Vec<PathBuf> = cases.iter().chain(&cmake_cases()).map(Case::path).collect();
+        for dir in std::fs::read_dir(fixtures_dir()).expect("fixtures dir").flatten() {
+            for file in std::fs::read_dir(dir.path()).expect("widget fixtures").flatten() {
+                let text = std::fs::read_to_string(file.path()).unwrap_or_default();
+                if text.contains(RECORDED) && !produced.contains(&file.path()) {
+                    stale.push(file.path().display().to_string());
+                }
+            }
+        }
+        running.cancel();
+        task.await.expect("the running helper stops");
+        processes.shutdown().await;
+        assert_fresh(&stale, "widgets::fixtures");
+    }
+
+    /// The real-CMake cases, recorded in this order on one server so that a single configure and
+    /// build of the acceptance project serves them all: a plain profile with the negative tests
+    /// (two of them fail) and a preset profile whose only preset needs Clang (configuring fails
+    /// with GCC).
+    fn cmake_cases() -> Vec<Case> {
+        vec![
+            case("cmake-profiles", "mixed", "cmake_profiles", json!({})),
+            case("cmake-configure", "mixed", "cmake_configure", json!({})),
+            case("cmake-build", "mixed", "cmake_build", json!({})),
+            case(
+                "cmake-build",
+                "targets",
+                "cmake_build",
+                json!({ "profiles": ["Debug"], "targets": ["fixture_good"] }),
+            ),
+            case("cmake-test", "mixed", "cmake_test", json!({ "profiles": ["Debug"] })),
+            case(
+                "cmake-run-test",
+                "echo-args",
+                "cmake_run_test",
+                json!({ "executable": "storage/build/cmake-Debug/fixture_tests",
+                        "arguments": ["--echo-args", "a b", "", "--fail"], "cwd": "storage/build/cmake-Debug" }),
+            ),
+            case(
+                "cmake-run-test",
+                "failed",
+                "cmake_run_test",
+                json!({ "executable": "storage/build/cmake-Debug/fixture_tests", "arguments": ["--fail"] }),
+            ),
+        ]
+    }
+
+    /// The cmake widgets' fixtures are those of the real cmake, ctest, ninja and g++ on a temporary
+    /// copy of `examples/cpp-acceptance-project` (heavy: runs under `CI` or with
+    /// `FORGEMCP_HEAVY_TESTS=1`).
+    #[tokio::test]
+    async fn recorded_cmake_fixtures_match_the_real_tools() {
+        let test = "recorded_cmake_fixtures_match_the_real_tools";
+        if !crate::support::real_tools(test, &["cmake", "ctest", "ninja", "g++"]) {
+            return;
+        }
+        let ws = crate::support::acceptance_project();
+        let profiles = [
+            "--cmake-profile",
+            "Debug",
+            "configuration=Debug",
+            "define=FIXTURE_NEGATIVE_TESTS:BOOL=ON",
+            "--cmake-profile",
+            "presets",
+            "configure-preset=ninja-llvm-dwarf-debug",
+        ];
+        let services = crate::support::real_services(&ws, &profiles);
+        let client = connect(ForgeServer::new(services, Duration::ZERO), TestClient::new()).await;
+        let stale = check_or_write(&client, &Sanitizer::new(&ws, &helper()), &cmake_cases()).await;
+        assert_fresh(&stale, "widgets::fixtures::recorded_cmake");
+    }
+
+    /// Records every case; writes the fixtures with `FORGEMCP_WRITE_FIXTURES=1`, otherwise returns
+    /// the cases whose committed fixture differs (beyond volatile values) from the fresh one.
+    async fn check_or_write(
+        client: &rmcp::service::RunningService<rmcp::RoleClient, TestClient>,
+        sanitizer: &Sanitizer,
+        cases: &[Case],
+    ) -> Vec<String> {
         let write = std::env::var("FORGEMCP_WRITE_FIXTURES").is_ok_and(|v| v == "1");
         let mut stale = Vec::new();
-        for case in &cases {
-            let recorded = record(&client, case).await;
+        for case in cases {
+            let recorded = record(client, case).await;
             let fresh = sanitizer.sanitize(&recorded);
-            let path = fixtures_dir().join(case.widget).join(format!("{}.json", case.name));
+            let path = case.path();
             if write {
                 std::fs::create_dir_all(path.parent().expect("fixture dir")).expect("create fixture dir");
                 let text = serde_json::to_string_pretty(&fresh).expect("serialize fixture") + "\n";
@@ -329,24 +417,15 @@ mod fixtures {
                 stale.push(format!("{}/{}", case.widget, case.name));
             }
         }
-        // A recorded fixture that no case produces any more is stale too.
-        let produced: Vec<PathBuf> =
-            cases.iter().map(|c| fixtures_dir().join(c.widget).join(format!("{}.json", c.name))).collect();
-        for dir in std::fs::read_dir(fixtures_dir()).expect("fixtures dir").flatten() {
-            for file in std::fs::read_dir(dir.path()).expect("widget fixtures").flatten() {
-                let text = std::fs::read_to_string(file.path()).unwrap_or_default();
-                if text.contains(RECORDED) && !produced.contains(&file.path()) {
-                    stale.push(file.path().display().to_string());
-                }
-            }
-        }
-        running.cancel();
-        task.await.expect("the running helper stops");
-        processes.shutdown().await;
+        stale
+    }
+
+    #[track_caller]
+    fn assert_fresh(stale: &[String], filter: &str) {
         assert!(
             stale.is_empty(),
-            "fixtures differ from the real tools: {stale:?}; regenerate with \
-             `FORGEMCP_WRITE_FIXTURES=1 cargo test --all-features --test it widgets::fixtures` and review the diff"
+            "fixtures differ from the real tools: {stale:?}; regenerate with `FORGEMCP_HEAVY_TESTS=1 \
+             FORGEMCP_WRITE_FIXTURES=1 cargo test --all-features --test it {filter}` and review the diff"
         );
     }
 
@@ -495,7 +574,17 @@ mod fixtures {
     fn mask(fixture: &Value) -> Value {
         let mut value = fixture.clone();
         visit(&mut value, &mut |key, value| {
-            if matches!(key, "created_at" | "modified_at" | "started" | "timestamp" | "pid" | "work_time" | "owner") {
+            if matches!(
+                key,
+                "created_at"
+                    | "modified_at"
+                    | "started"
+                    | "timestamp"
+                    | "pid"
+                    | "work_time"
+                    | "owner"
+                    | "duration_seconds"
+            ) {
                 *value = Value::Null;
             }
         });
@@ -503,6 +592,8 @@ mod fixtures {
             (r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z", "<time>"),
             // In serialized JSON a line ends at an escaped `\n`, a value at the closing quote.
             (r#"(Created|Owner|PID|Work time): [^\\;"]*"#, "$1: <volatile>"),
+            // Test durations, in the text and in CTest's output.
+            (r"\d+\.\d+ s(ec)?\b", "<duration>"),
         ];
         let mut text = serde_json::to_string(&value).expect("serialize");
         for (pattern, replacement) in patterns {
