@@ -13,6 +13,7 @@ pub mod lsp;
 pub mod process;
 pub mod render;
 pub mod server;
+pub mod text;
 pub mod toolchain;
 pub mod widgets;
 pub mod workspace;

@@ -220,9 +220,10 @@ describe("widget behaviour", { skip }, () => {
 
   test("cmake test: per-test results with filters", () =>
     withWidget({ widget: "cmake-test", fixture: "mixed" }, async ({ frame }) => {
-      assert.equal(await frame.locator("li.test").count(), 4);
-      await frame.getByPlaceholder("Filter tests").fill("normalized");
+      assert.equal(await frame.locator("li.test").count(), 5);
+      await frame.getByPlaceholder("Filter tests").fill("timeout");
       assert.equal(await frame.locator("li.test").count(), 1);
+      await frame.getByText("sleeping for 5 seconds", { exact: false }).waitFor();
       await frame.getByPlaceholder("Filter tests").fill("");
       await frame.getByRole("button", { name: "Failed and not run only" }).click();
       assert.equal(await frame.locator("li.test").count(), 2);
@@ -243,6 +244,7 @@ describe("widget behaviour", { skip }, () => {
       await frame.locator("header .copy").click();
       await frame.locator("header .copy[data-copied]").waitFor();
       const copied = JSON.parse(await page.evaluate(() => navigator.clipboard.readText()));
-      assert.equal(copied.structuredContent.result[1].preset, "dev");
+      assert.equal(copied.structuredContent.result[1].profile, "presets");
+      assert.match(copied.structuredContent.result[1].error, /has no build presets/);
     }));
 });

@@ -41,6 +41,7 @@ pub use profile::{Mode, PresetLists, Profile};
 use crate::call::{Call, Progress};
 use crate::config::{CmakeProfileSpec, DEFAULT_CMAKE_TOOLSET, ServeConfig};
 use crate::process::{Completed, ProcessId, ProcessService, Status, Stream, Timeout};
+use crate::text::error_chain;
 use crate::toolchain::{Tool, ToolchainService, Toolset, ToolsetId, tool_command};
 use crate::workspace::WorkspaceService;
 use crate::workspace::observer::MutationObserver;
@@ -215,7 +216,7 @@ impl CmakeService {
             let toolset = match self.toolchain.find(&definition.toolset).await {
                 Ok(toolset) => toolset,
                 Err(err) => {
-                    res.push(Err((definition.name, chain(&err))));
+                    res.push(Err((definition.name, error_chain(&err))));
                     continue;
                 }
             };
@@ -245,7 +246,7 @@ impl CmakeService {
                     out.push('\n');
                 }
             }));
-        let completed = self.processes.run(spec, call).await.map_err(|err| failed(chain(&err)))?;
+        let completed = self.processes.run(spec, call).await.map_err(|err| failed(error_chain(&err)))?;
         if let Some(reason) = failure("cmake --list-presets=all", &completed, None) {
             return Err(failed(format!("{reason}; its output: process_get(process_id={})", completed.id)));
         }
@@ -363,7 +364,7 @@ impl CmakeService {
                 let resolved = self
                     .roots()
                     .resolve_existing(file, LinkPolicy::FollowInsideRoots)
-                    .map_err(|err| format!("toolchain file: {}", chain(&err)))?;
+                    .map_err(|err| format!("toolchain file: {}", error_chain(&err)))?;
                 if !resolved.abs.is_file() {
                     return Err(format!("toolchain file `{file}` is not a regular file"));
                 }
@@ -496,7 +497,7 @@ impl CmakeService {
                 }
             }),
         );
-        let completed = self.run_protected(spec, dir, call).await.map_err(|err| chain(&err))?;
+        let completed = self.run_protected(spec, dir, call).await.map_err(|err| error_chain(&err))?;
         let summary = first_error.lock().summary().map(|summary| shortener.shorten(&summary));
         let reason = failure("cmake", &completed, Some(timeout)).map(|reason| with_summary(reason, summary));
         Ok((completed, reason))
@@ -643,7 +644,7 @@ impl CmakeService {
                         progress.say(&label_owned, &short.shorten(message));
                     }
                 }));
-            let completed = self.run_protected(spec, dir.as_ref(), call).await.map_err(|err| chain(&err))?;
+            let completed = self.run_protected(spec, dir.as_ref(), call).await.map_err(|err| error_chain(&err))?;
             out.process_id = Some(completed.id);
             let seen = watch.lock().clone();
             if let Some((completed_steps, total_steps)) = seen.steps {
@@ -800,7 +801,7 @@ impl CmakeService {
                         progress.say(&label_owned, &short.shorten(message));
                     }
                 }));
-            let completed = self.run_protected(spec, dir.as_ref(), call).await.map_err(|err| chain(&err))?;
+            let completed = self.run_protected(spec, dir.as_ref(), call).await.map_err(|err| error_chain(&err))?;
             out.process_id = Some(completed.id);
             let report = match std::fs::read_to_string(&junit) {
                 Ok(text) => Some(ctest::parse_junit(&text)),
@@ -892,11 +893,11 @@ impl CmakeService {
         call: &Call,
     ) -> Result<RunTestOutcome, Error> {
         let argument = |argument: &'static str| move |reason: String| Error::Argument { argument, reason };
-        let exe_path = self.workspace.parse_managed(executable).map_err(|e| argument("executable")(chain(&e)))?;
+        let exe_path = self.workspace.parse_managed(executable).map_err(|e| argument("executable")(error_chain(&e)))?;
         let exe = self
             .roots()
             .resolve_existing(&exe_path, LinkPolicy::FollowInsideRoots)
-            .map_err(|e| argument("executable")(chain(&e)))?;
+            .map_err(|e| argument("executable")(error_chain(&e)))?;
         if !exe.abs.is_file() {
             return Err(argument("executable")(format!("`{exe_path}` is not a regular file")));
         }
@@ -912,11 +913,11 @@ impl CmakeService {
         if let Some(idx) = arguments.iter().position(|a| a.contains('\0')) {
             return Err(argument("arguments")(format!("argument {} contains a NUL character", idx + 1)));
         }
-        let cwd_path = self.workspace.parse_managed(cwd).map_err(|e| argument("cwd")(chain(&e)))?;
+        let cwd_path = self.workspace.parse_managed(cwd).map_err(|e| argument("cwd")(error_chain(&e)))?;
         let dir = self
             .roots()
             .resolve_existing(&cwd_path, LinkPolicy::FollowInsideRoots)
-            .map_err(|e| argument("cwd")(format!("{}; storage directories are not created", chain(&e))))?;
+            .map_err(|e| argument("cwd")(format!("{}; storage directories are not created", error_chain(&e))))?;
         if !dir.abs.is_dir() {
             return Err(argument("cwd")(format!("`{cwd_path}` is not a directory")));
         }
@@ -925,7 +926,7 @@ impl CmakeService {
         let spec = crate::process::CommandSpec::new(&exe.abs, &dir.abs).args(&arguments).timeout(timeout);
         let (process_id, error) = match self.processes.run(spec, call).await {
             Ok(completed) => (Some(completed.id), failure("the test executable", &completed, Some(timeout))),
-            Err(err) => (None, Some(chain(&err))),
+            Err(err) => (None, Some(error_chain(&err))),
         };
         call.progress.report(1.0, Some(1.0), error.as_deref().unwrap_or("Completed successfully"));
         Ok(RunTestOutcome { executable: exe_path, arguments, cwd: cwd_path, error, process_id })
@@ -943,7 +944,7 @@ impl CmakeService {
         if let Some(protection) = self.workspace.protected().guarding_contents(dir) {
             return Err(format!("build directory `{dir}` is protected by {}", protection.owner));
         }
-        let resolved = self.roots().resolve(dir, LinkPolicy::Refuse).map_err(|err| chain(&err))?;
+        let resolved = self.roots().resolve(dir, LinkPolicy::Refuse).map_err(|err| error_chain(&err))?;
         if resolved.exists && !resolved.abs.is_dir() {
             return Err(format!("build directory `{dir}` exists and is not a directory"));
         }
@@ -981,7 +982,7 @@ impl CmakeService {
         let removed = tokio::task::spawn_blocking(move || workspace.delete_path(&target, true, &quiet))
             .await
             .map_err(|err| format!("clearing `{dir}` failed: {err}"))?;
-        removed.map(drop).map_err(|err| format!("cannot clear `{dir}` for the generator change: {}", chain(&err)))
+        removed.map(drop).map_err(|err| format!("cannot clear `{dir}` for the generator change: {}", error_chain(&err)))
     }
 
     /// Runs `spec` with `dir` protected for the duration.
@@ -1293,21 +1294,6 @@ impl ConfigureOutcome {
             process_id: None,
         }
     }
-}
-
-/// An error and its sources as one lowercase line (`a: b: c`), repeated parts dropped.
-fn chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

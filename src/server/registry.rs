@@ -88,16 +88,7 @@ impl ToolError {
 
 /// Renders an error and its sources as one sentence.
 pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
+    let text = crate::text::error_chain(err);
     let mut chars = text.chars();
     match chars.next() {
         Some(first) => {

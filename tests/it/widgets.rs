@@ -346,7 +346,7 @@ mod fixtures {
             case("cmake-build", "mixed", "cmake_build", json!({})),
             case(
                 "cmake-build",
-                "targets",
+                "up-to-date",
                 "cmake_build",
                 json!({ "profiles": ["Debug"], "targets": ["fixture_good"] }),
             ),

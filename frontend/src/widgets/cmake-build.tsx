@@ -9,7 +9,10 @@ interface Build extends Execution {
   total_steps: number | null;
 }
 
-const steps = (n: number | null) => (n === null ? "Unknown" : String(n));
+const shown = (n: number | null) => (n === null ? "Unknown" : String(n));
+// As in the text result: a build that reported no steps at all (failed early, or nothing to do).
+const steps = (done: number | null, total: number | null) =>
+  done === null && total === null ? "Unknown" : `${shown(done)} completed; ${shown(total)} total`;
 
 mount<{ result: Build[] }>({
   name: "cmake-build",
@@ -19,7 +22,7 @@ mount<{ result: Build[] }>({
         <Fields
           rows={[
             ["Configuration", e.configuration ?? "Not specified"],
-            ["Steps", `${steps(e.completed_steps)} completed; ${steps(e.total_steps)} total`],
+            ["Steps", steps(e.completed_steps, e.total_steps)],
           ]}
         />
         {e.completed_steps !== null && e.total_steps ? (
