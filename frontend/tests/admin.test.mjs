@@ -69,6 +69,8 @@ before(async () => {
   env.context = browser.context;
   env.close = browser.close;
   env.page = await env.context.newPage();
+  // A busy 2-core CI machine can take well over Playwright's 30 s default for the nested widget frames.
+  env.page.setDefaultTimeout(90_000);
   env.errors = [];
   env.page.on("pageerror", (error) => env.errors.push(error.message));
 });
