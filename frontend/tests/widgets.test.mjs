@@ -1,8 +1,9 @@
 // Every widget with every fixture in both hosts (our sandbox host and the official SDK AppBridge),
-// plus the handshake, views, filters, copy, wrap toggles, skipped files, diff highlighting and
-// themes. A screenshot per fixture (and a dark one per widget) lands in test-artifacts/.
+// plus the handshake, views, filters, copy, wrap toggles, skipped files, diff highlighting, bracket
+// colors, diagnostic hover panels and themes. A screenshot per fixture (and a dark one per widget)
+// lands in test-artifacts/. Expectations about clangd data are read from the recorded fixtures.
 import assert from "node:assert/strict";
-import { readdirSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
@@ -37,6 +38,62 @@ async function withWidget(options, check) {
 
 const bodyBackground = (frame) => frame.locator("body").evaluate((b) => getComputedStyle(b).backgroundColor);
 const luminance = (rgb) => rgb.match(/\d+/g).slice(0, 3).reduce((a, b) => a + Number(b), 0) / 3;
+
+const readFixture = (name) => JSON.parse(readFileSync(join(fixtures, `${name}.json`), "utf8"));
+/** The text of the resource a recorded result links as `resources.<name>`. */
+const linked = (fixture, name) => fixture.resources[fixture.result.structuredContent.resources[name].uri].contents[0];
+
+/** A recording's clangd document, its configurations in the widget's order, and their diagnostics. */
+function clangdOf(fixture) {
+  const doc = JSON.parse(linked(fixture, "clangd").text);
+  const file = doc.files.find((f) => f.path === fixture.result.structuredContent.path) ?? doc.files[0];
+  const configurations = [...new Set([...file.highlighting, ...file.diagnostics].flatMap((g) => g.configurations))];
+  const diagnostics = (configuration) =>
+    file.diagnostics.filter((g) => g.configurations.includes(configuration)).flatMap((g) => g.diagnostics);
+  const spans = (configuration) =>
+    file.highlighting.filter((g) => g.configurations.includes(configuration)).flatMap((g) => g.spans);
+  return { doc, configurations, diagnostics, spans };
+}
+/** The diagnostic a hover test shows: the first with related locations, else the first. */
+const pick = (diagnostics) => diagnostics.find((d) => d.related.length > 0) ?? diagnostics[0];
+const counted = (n) => new RegExp(`\\b${n} diagnostic${n === 1 ? "" : "s"}\\b`);
+
+const at = (p) => `line ${p.line}, character ${p.character}`;
+/** Waits for the hover panel and checks it shows `d` as the data carries it, inside the viewport. */
+async function panelShows(frame, d) {
+  const panel = frame.locator("#diagnostic-panel");
+  await panel.waitFor({ state: "visible" });
+  const text = await panel.innerText();
+  const origin = [d.source, d.code].filter((x) => x !== null && x !== "").join(" ");
+  const related = d.related.map((r) => `${r.location.path}, ${at(r.location.range.start)}: ${r.message}`);
+  for (const part of [d.severity ?? "diagnostic", d.message, origin, `${at(d.range.start)} to ${at(d.range.end)}`, ...related]) {
+    assert.ok(text.includes(part), `the panel shows ${JSON.stringify(part)}; it shows:\n${text}`);
+  }
+  const inside = await panel.evaluate((p) => {
+    const r = p.getBoundingClientRect();
+    return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
+  });
+  assert.ok(inside, "the panel is inside the viewport");
+  return panel;
+}
+
+/** The underline covering code point `character` of the `index`-th source line. */
+async function underlineAt(frame, index, character) {
+  const line = frame.locator(".code .tx").nth(index);
+  const nth = await line.evaluate(
+    (tx, character) =>
+      [...tx.querySelectorAll(".dg")].findIndex((dg) => {
+        const before = document.createRange();
+        before.setStart(tx, 0);
+        before.setEndBefore(dg);
+        const from = Array.from(before.toString()).length;
+        return from <= character && character < from + Array.from(dg.textContent).length;
+      }),
+    character,
+  );
+  assert.ok(nth >= 0, `an underline covers character ${character} of source line ${index + 1}`);
+  return line.locator(".dg").nth(nth);
+}
 
 const widgets = readdirSync(fixtures).sort();
 describe("every widget renders every fixture in both hosts", { skip }, () => {
@@ -126,18 +183,78 @@ describe("widget behaviour", { skip }, () => {
       assert.ok((await frame.locator(".t-k").count()) > 0, "C++ keywords are colored");
     }));
 
-  test("file: clangd configuration selector, semantic colors and diagnostic hovers", () =>
-    withWidget({ widget: "workspace-file", fixture: "read-clangd" }, async ({ frame }) => {
-      await frame.locator(".dg-warning").waitFor();
-      assert.ok((await frame.locator(".sem-class").count()) >= 2, "semantic classes");
-      const hover = await frame.locator(".dg-warning").getAttribute("title");
-      assert.match(hover, /warning \(clang-tidy misc-const-correctness\): variable 'v' can be declared 'constexpr'/);
-      assert.match(hover, /Note at project\/include\/geometry\/vector.hpp, line 6, character 7/);
-      await frame.getByLabel("Configuration").selectOption("Release");
-      assert.equal(await frame.locator(".dg").count(), 0);
-      assert.ok((await frame.locator(".sem-method").count()) >= 2, "Release shares the highlighting");
-      assert.match(await frame.locator(".bar").innerText(), /0 diagnostics/);
+  test("file: brackets are colored by depth, not inside strings", () =>
+    withWidget({ widget: "workspace-file", fixture: "read" }, async ({ frame }) => {
+      await frame.locator(".t-b0").first().waitFor();
+      const colored = await frame.locator(".code [class*='t-b']").allInnerTexts();
+      assert.ok(colored.every((t) => /^[()[\]{}]$/.test(t)), `only single brackets: ${colored}`);
+      const strings = await frame.locator(".code .t-s").evaluateAll((all) => all.filter((s) => s.querySelector("[class*='t-b']")).length);
+      assert.equal(strings, 0, "no bracket colors inside string literals");
     }));
+
+  test("file: clangd configuration selector, semantic colors and diagnostic hover panels", async () => {
+    const fixture = readFixture("workspace-file/read-clangd");
+    const { configurations, diagnostics, spans } = clangdOf(fixture);
+    const first = diagnostics(configurations[0]);
+    const target = pick(first);
+    assert.ok(target, "the recording has a diagnostic in its first configuration");
+    const start = fixture.result.structuredContent.start_line;
+    await withWidget({ widget: "workspace-file", fixture: "read-clangd" }, async ({ page, frame }) => {
+      await frame.locator(".dg").first().waitFor();
+      assert.ok((await frame.locator("[class*='sem-']").count()) > 0, "semantic colors");
+      assert.match(await frame.locator(".bar").innerText(), counted(first.length));
+      const underline = await underlineAt(frame, target.range.start.line - start, target.range.start.character);
+      assert.equal(await underline.getAttribute("tabindex"), "0");
+      assert.equal(await underline.getAttribute("aria-describedby"), "diagnostic-panel");
+      assert.equal(await underline.getAttribute("title"), null, "no native tooltip");
+
+      await underline.hover();
+      const panel = await panelShows(frame, target);
+      await screenshot(page, "workspace-file-diagnostic-panel");
+      await panel.hover();
+      await page.waitForTimeout(500);
+      assert.ok(await panel.isVisible(), "the panel stays open while the pointer is inside it");
+      await env.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: env.servers.hostOrigin });
+      await panel.locator(".copy").click();
+      await panel.locator(".copy[data-copied]").waitFor();
+      const copied = await page.evaluate(() => navigator.clipboard.readText());
+      assert.ok(copied.includes(target.message), copied);
+      await page.keyboard.press("Escape");
+      await panel.waitFor({ state: "hidden" });
+
+      await underline.focus();
+      await panelShows(frame, target);
+      await frame.locator("main").evaluate((m) => m.dispatchEvent(new Event("scroll")));
+      await panel.waitFor({ state: "hidden" });
+      await underline.hover();
+      await panel.waitFor({ state: "visible" });
+      await frame.locator("header h1").hover();
+      await panel.waitFor({ state: "hidden" });
+
+      // Another configuration: one without diagnostics if the recording has one, else the last.
+      const empty = configurations.find((c) => diagnostics(c).length === 0);
+      const other = empty ?? configurations.at(-1);
+      await frame.getByLabel("Configuration").selectOption(other);
+      await frame.locator(".bar").getByText(counted(diagnostics(other).length)).waitFor();
+      if (empty !== undefined) assert.equal(await frame.locator(".dg").count(), 0);
+      if (spans(other).length) assert.ok((await frame.locator("[class*='sem-']").count()) > 0, `${other} has semantic colors`);
+    });
+  });
+
+  test("result: diff lines show clangd diagnostics with the same hover panel", async () => {
+    const fixture = readFixture("workspace-result/edit-clangd");
+    const { configurations, diagnostics } = clangdOf(fixture);
+    const shown = new Set(JSON.parse(linked(fixture, "diff").text).hunks.flatMap((h) => h.lines.map((l) => l.after_line)));
+    const target = pick(diagnostics(configurations[0]).filter((d) => shown.has(d.range.start.line)));
+    assert.ok(target?.related.length, "the recording has a diagnostic with notes on a diff line");
+    await withWidget({ widget: "workspace-result", fixture: "edit-clangd" }, async ({ frame }) => {
+      const underline = frame.locator(".code .dg").first();
+      await underline.hover();
+      const panel = await panelShows(frame, target);
+      await underline.press("Escape");
+      await panel.waitFor({ state: "hidden" });
+    });
+  });
 
   test("search: groups collapse, clipped lines expand, skipped files load in their tab", () =>
     withWidget({ widget: "workspace-search", fixture: "literal" }, async ({ frame }) => {
@@ -231,12 +348,44 @@ describe("widget behaviour", { skip }, () => {
 
   test("clangd: locations grouped by file, the selected one shows its saved excerpt", () =>
     withWidget({ widget: "clangd-result", fixture: "references" }, async ({ frame }) => {
-      assert.equal(await frame.locator("details").count(), 4);
-      await frame.locator("button.location").nth(1).click();
-      await frame.getByText("double Vector::length() const", { exact: false }).waitFor();
-      await frame.locator("button.location").nth(3).click();
-      await frame.getByText("Source preview unavailable.").waitFor();
+      assert.deepEqual(
+        (await frame.locator("details summary").allInnerTexts()).map((t) => t.trim()),
+        ["project/include/geometry/vector.hpp (2)", "project/src/geometry/vector.cpp (2)", "project/src/main.cpp (2)"],
+      );
+      await frame.locator("button.location").nth(2).click();
+      await frame.getByText("double Vector::length() const { return", { exact: false }).waitFor();
+      assert.equal(await frame.locator(".code .tx.sel").count(), 1, "the location's own line is marked");
     }));
+
+  test("clangd: external locations have no source preview, per configuration", () =>
+    withWidget({ widget: "clangd-result", fixture: "definition-external" }, async ({ frame }) => {
+      assert.deepEqual(await frame.locator(".answer > .sub").allInnerTexts(), ["Configurations: Debug", "Configurations: Release"]);
+      assert.equal(await frame.locator("summary", { hasText: "root/usr/include/assert.h" }).count(), 2);
+      assert.equal(await frame.getByText("Source preview unavailable.").count(), 2);
+    }));
+
+  test("clangd: severity cards with notes, errors-only filter", () =>
+    withWidget({ widget: "clangd-result", fixture: "diagnostics" }, async ({ frame }) => {
+      assert.equal(await frame.locator(".card.diag").count(), 5);
+      assert.equal(await frame.locator(".card.diag.sev-error").count(), 2);
+      await frame.getByText("Note at project/include/geometry/vector.hpp, line 13, character 11", { exact: false }).first().waitFor();
+      await frame.getByRole("button", { name: "Errors only" }).click();
+      assert.equal(await frame.locator(".card.diag").count(), 2);
+      assert.match(await frame.locator("header").innerText(), /5 diagnostics/);
+    }));
+
+  test("clangd: hover renders Markdown with a C++ signature block; outline collapses", async () => {
+    await withWidget({ widget: "clangd-result", fixture: "hover" }, async ({ frame }) => {
+      await frame.locator(".md code", { hasText: "sqrt(x * x + y * y)" }).waitFor();
+      assert.ok((await frame.locator(".md pre .t-k").count()) > 0, "the signature block is C++-colored");
+    });
+    await withWidget({ widget: "clangd-result", fixture: "document-symbols" }, async ({ frame }) => {
+      const vector = frame.locator("details", { hasText: "Vector" }).last();
+      await vector.getByText("normalized").waitFor();
+      await vector.locator("summary").first().click();
+      assert.equal(await vector.evaluate((d) => d.open), false);
+    });
+  });
 
   test("copy all puts the complete JSON result on the clipboard", () =>
     withWidget({ widget: "cmake-build", fixture: "mixed" }, async ({ page, frame }) => {

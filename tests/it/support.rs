@@ -30,18 +30,24 @@ pub struct TempWorkspace {
 }
 
 impl TempWorkspace {
-    /// Creates the project from a fixture: `//- path` lines start files.
+    /// Creates the project from a fixture (see [`TempWorkspace::write_fixture`]).
     pub fn new(fixture: &str) -> TempWorkspace {
         let dir = tempfile::tempdir().expect("temporary directory");
         let base = std::fs::canonicalize(dir.path()).expect("canonical temp dir");
         let project = base.join("proj");
         std::fs::create_dir(&project).expect("project dir");
         let ws = TempWorkspace { storage: base.join(".proj.forgemcp"), _dir: dir, base, project };
+        ws.write_fixture(fixture);
+        ws
+    }
+
+    /// Writes the files of a fixture (`//- path` lines start files; four-space indents are removed).
+    pub fn write_fixture(&self, fixture: &str) {
         let mut current: Option<(String, String)> = None;
         for line in fixture.lines() {
             if let Some(path) = line.trim_start().strip_prefix("//- ") {
                 if let Some((p, text)) = current.take() {
-                    ws.write(&p, &text);
+                    self.write(&p, &text);
                 }
                 current = Some((path.trim().to_owned(), String::new()));
             } else if let Some((_, text)) = current.as_mut() {
@@ -50,9 +56,8 @@ impl TempWorkspace {
             }
         }
         if let Some((p, text)) = current.take() {
-            ws.write(&p, &text);
+            self.write(&p, &text);
         }
-        ws
     }
 
     /// Writes a project-relative file, creating parents.

@@ -318,9 +318,10 @@ mod fixtures {
 
         let sanitizer = Sanitizer::new(&ws, &helper());
         let mut stale = check_or_write(&client, &sanitizer, &cases).await;
-        // A recorded fixture that no case produces any more is stale too (the real-CMake cases are
-        // checked by their own heavy test, but they still count as produced).
-        let produced: Vec<PathBuf> = cases.iter().chain(&cmake_cases()).map(Case::path).collect();
+        // A recorded fixture that no case produces any more is stale too (the real-CMake and clangd
+        // cases are checked by their own heavy tests, but they still count as produced).
+        let produced: Vec<PathBuf> =
+            cases.iter().chain(&cmake_cases()).chain(&clangd_cases()).map(Case::path).collect();
         for dir in std::fs::read_dir(fixtures_dir()).expect("fixtures dir").flatten() {
             for file in std::fs::read_dir(dir.path()).expect("widget fixtures").flatten() {
                 let text = std::fs::read_to_string(file.path()).unwrap_or_default();
@@ -390,6 +391,135 @@ mod fixtures {
         let client = connect(ForgeServer::new(services, Duration::ZERO), TestClient::new()).await;
         let stale = check_or_write(&client, &Sanitizer::new(&ws, &helper()), &cmake_cases()).await;
         assert_fresh(&stale, "widgets::fixtures::recorded_cmake");
+    }
+
+    /// The clangd cases, recorded in this order on one server with both automatic profiles (Debug and
+    /// Release) configured: `main.cpp` calls a member with too many arguments (an error with a note in
+    /// the header) and a deprecated function (a warning with a note), and under Release only leaves a
+    /// variable used only by `assert` unused (a warning). The last case edits the file.
+    fn clangd_cases() -> Vec<Case> {
+        let at = |line: u64, character: u64| json!({ "line": line, "character": character });
+        vec![
+            case("clangd-result", "configurations", "clangd_configurations", json!({})),
+            case("clangd-result", "diagnostics", "clangd_diagnostics", json!({ "path": "src/main.cpp" })),
+            case(
+                "clangd-result",
+                "hover",
+                "clangd_hover",
+                json!({ "path": "src/main.cpp", "position": at(12, 28), "timeout": 120 }),
+            ),
+            case(
+                "clangd-result",
+                "definition",
+                "clangd_definition",
+                json!({ "path": "src/main.cpp", "position": at(12, 28), "timeout": 120 }),
+            ),
+            case(
+                "clangd-result",
+                "definition-external",
+                "clangd_definition",
+                json!({ "path": "src/main.cpp", "position": at(13, 4), "timeout": 120 }),
+            ),
+            case(
+                "clangd-result",
+                "references",
+                "clangd_references",
+                json!({ "path": "include/geometry/vector.hpp", "position": at(11, 11),
+                        "include_declaration": true, "timeout": 120 }),
+            ),
+            case(
+                "clangd-result",
+                "document-symbols",
+                "clangd_document_symbols",
+                json!({ "path": "include/geometry/vector.hpp" }),
+            ),
+            case(
+                "clangd-result",
+                "workspace-symbols",
+                "clangd_workspace_symbols",
+                json!({ "query": "Vector", "timeout": 120 }),
+            ),
+            case("workspace-file", "read-clangd", "workspace_read_file", json!({ "path": "src/main.cpp" })),
+            case(
+                "workspace-result",
+                "edit-clangd",
+                "workspace_edit_file",
+                json!({ "path": "src/main.cpp", "old_text": "assert(length == 5);", "new_text": "assert(length == 5.0);" }),
+            ),
+        ]
+    }
+
+    /// The files the clangd cases change in [`PROJECT`]: warnings on, documented members, and a
+    /// `main.cpp` with diagnostics in every configuration and one under Release only.
+    const CLANGD_CHANGES: &str = r#"
+//- CMakeLists.txt
+    cmake_minimum_required(VERSION 3.20)
+    project(geometry CXX)
+    add_compile_options(-Wall)
+    add_library(geometry src/geometry/vector.cpp)
+    target_include_directories(geometry PUBLIC include)
+    add_executable(demo src/main.cpp)
+    target_link_libraries(demo PRIVATE geometry)
+//- include/geometry/vector.hpp
+    #pragma once
+
+    namespace geometry {
+
+    /// A two-dimensional vector.
+    struct Vector {
+        double x = 0;
+        double y = 0;
+
+        /// The Euclidean length, `sqrt(x * x + y * y)`.
+        double length() const;
+        /// This vector scaled to length one; the zero vector stays zero.
+        Vector normalized() const;
+    };
+
+    /// The component-wise sum.
+    Vector operator+(Vector a, Vector b);
+
+    /// The old name of `Vector::length`.
+    [[deprecated("use Vector::length")]] inline double norm(Vector v) { return v.length(); }
+
+    } // namespace geometry
+//- src/main.cpp
+    #include <cassert>
+    #include <iostream>
+
+    #include "geometry/vector.hpp"
+
+    double scaled_length(const geometry::Vector& v, double factor) {
+        return v.normalized(factor).length();
+    }
+
+    int main() {
+        const geometry::Vector v{3, 4};
+        const double length = v.length();
+        assert(length == 5);
+        std::cout << "length " << geometry::norm(v) << '\n';
+        const geometry::Vector n = v.normalized();
+        std::cout << "normalized (" << n.x << ", " << n.y << ")\n";
+        return scaled_length(n, 2) > 0 ? 0 : 1;
+    }
+"#;
+
+    /// The clangd widgets' fixtures are those of the real clangd on [`PROJECT`] configured by the real
+    /// cmake and ninja with g++ (heavy: runs under `CI` or with `FORGEMCP_HEAVY_TESTS=1`).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn recorded_clangd_fixtures_match_the_real_tools() {
+        let test = "recorded_clangd_fixtures_match_the_real_tools";
+        if !crate::support::real_tools(test, &["cmake", "ninja", "g++", "clangd"]) {
+            return;
+        }
+        let ws = TempWorkspace::new(PROJECT);
+        ws.write_fixture(CLANGD_CHANGES);
+        let services = crate::support::real_services(&ws, &[]);
+        let client = connect(ForgeServer::new(services, Duration::ZERO), TestClient::new()).await;
+        let configured = call(&client, "cmake_configure", json!({})).await;
+        assert_ne!(configured.is_error, Some(true), "{configured:?}");
+        let stale = check_or_write(&client, &Sanitizer::new(&ws, &helper()), &clangd_cases()).await;
+        assert_fresh(&stale, "widgets::fixtures::recorded_clangd");
     }
 
     /// Records every case; writes the fixtures with `FORGEMCP_WRITE_FIXTURES=1`, otherwise returns
@@ -506,7 +636,14 @@ mod fixtures {
                     at.format(&format!("%Y-%m-%dT%H:%M:%S{fraction}Z")).to_string()
                 })
                 .into_owned();
+            // Numbered in order of appearance in the result (the resources map is keyed by the ids).
+            let result = serde_json::to_string(&fixture["result"]).expect("serialize result");
             let mut ids: Vec<String> = Vec::new();
+            for found in self.result_id.find_iter(&result) {
+                if !ids.iter().any(|id| id == found.as_str()) {
+                    ids.push(found.as_str().to_owned());
+                }
+            }
             text = self
                 .result_id
                 .replace_all(&text, |caps: &regex::Captures| {

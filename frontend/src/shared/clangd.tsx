@@ -1,18 +1,12 @@
 // The `resources.clangd` document of a Workspace read/write/edit: per configuration, semantic token
-// spans and diagnostics with absolute positions, turned into line decorations for a source view.
+// spans and diagnostics with absolute positions, turned into line decorations for a source view
+// (diagnostic decorations carry their diagnostic for the hover panel).
 import { useState } from "preact/hooks";
 
 import type { Deco, SourceRange } from "./decorate";
 import { rangeDecos } from "./decorate";
+import type { Diagnostic } from "./diagnostics";
 
-interface Diagnostic {
-  range: SourceRange;
-  severity: string | null;
-  message: string;
-  source: string | null;
-  code: number | string | null;
-  related: { location: { path: string; range: SourceRange }; message: string }[];
-}
 export interface ClangdDocument {
   version: number;
   files: {
@@ -20,14 +14,6 @@ export interface ClangdDocument {
     diagnostics: { configurations: string[]; diagnostics: Diagnostic[] }[];
     highlighting: { configurations: string[]; spans: { range: SourceRange; kind: string; modifiers: string[] }[] }[];
   }[];
-}
-
-const where = (r: SourceRange) => `line ${r.start.line}, character ${r.start.character}`;
-
-function hover(d: Diagnostic) {
-  const origin = [d.source, d.code].filter((x) => x !== null).join(" ");
-  const notes = d.related.map((r) => `Note at ${r.location.path}, ${where(r.location.range)}: ${r.message}`);
-  return [`${d.severity ?? "diagnostic"}${origin ? ` (${origin})` : ""}: ${d.message}`, ...notes].join("\n");
 }
 
 /** The configurations of `path` in the document, and a selector state. */
@@ -55,7 +41,7 @@ export function clangdDecos(file: ClangdDocument["files"][number] | undefined, c
   for (const group of file.diagnostics.filter((g) => g.configurations.includes(configuration))) {
     for (const d of group.diagnostics) {
       diagnostics++;
-      add(rangeDecos(d.range, first, lines, `dg dg-${d.severity ?? "information"}`, hover(d)));
+      add(rangeDecos(d.range, first, lines, `dg dg-${d.severity ?? "information"}`, d));
     }
   }
   return { decos: out, diagnostics };

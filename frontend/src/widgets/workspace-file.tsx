@@ -1,12 +1,14 @@
 // workspace_read_file: the excerpt with a separate line-number column, C/C++ coloring, a wrap toggle
 // (horizontal scrolling when off), a local search, and from `resources.clangd` a configuration
-// selector with semantic colors and underlined diagnostics whose hover shows message and notes.
+// selector with semantic colors and underlined diagnostics whose hover panel shows messages and
+// related locations.
 import { useState } from "preact/hooks";
 
 import { Body, mount } from "../shared/app";
 import { ConfigurationSelect, clangdDecos, useConfiguration, type ClangdDocument } from "../shared/clangd";
 import { cppDecos, isCpp } from "../shared/cpp";
 import { decorate } from "../shared/decorate";
+import { DiagnosticPanel } from "../shared/diagnostics";
 import { resourcesTab, useResource, type Links } from "../shared/resources";
 import { Code, Copy, Empty, Filter, Toggle, find, plural, splitLines } from "../shared/ui";
 
@@ -36,20 +38,22 @@ function FileView({ file }: { file: FileContent }) {
     body: decorate(text, [...lexical[i], ...semantic.decos[i]], (part) => find(part, query)),
   }));
   return (
-    <Body
-      bar={
-        <>
-          <Filter value={query} onInput={setQuery} placeholder="Find in file" />
-          <Toggle on={wrap} set={setWrap}>Wrap lines</Toggle>
-          <ConfigurationSelect configurations={config.configurations} current={config.current} set={config.setSelected} />
-          {doc && <span class={semantic.diagnostics ? "warn" : ""}>{plural(semantic.diagnostics, "diagnostic")}</span>}
-          {clangd.error && <span class="muted" title={clangd.error}>clangd annotations unavailable</span>}
-          <Copy text={file.text} title="Copy text" />
-        </>
-      }
-    >
-      {lines.length ? <Code lines={lines} wrap={wrap} /> : <Empty>No lines in the selected range.</Empty>}
-    </Body>
+    <DiagnosticPanel>
+      <Body
+        bar={
+          <>
+            <Filter value={query} onInput={setQuery} placeholder="Find in file" />
+            <Toggle on={wrap} set={setWrap}>Wrap lines</Toggle>
+            <ConfigurationSelect configurations={config.configurations} current={config.current} set={config.setSelected} />
+            {doc && <span class={semantic.diagnostics ? "warn" : ""}>{plural(semantic.diagnostics, "diagnostic")}</span>}
+            {clangd.error && <span class="muted" title={clangd.error}>clangd annotations unavailable</span>}
+            <Copy text={file.text} title="Copy text" />
+          </>
+        }
+      >
+        {lines.length ? <Code lines={lines} wrap={wrap} /> : <Empty>No lines in the selected range.</Empty>}
+      </Body>
+    </DiagnosticPanel>
   );
 }
 

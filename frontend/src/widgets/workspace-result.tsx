@@ -1,12 +1,15 @@
 // workspace_file_info, workspace_write_file, workspace_edit_file, workspace_move, workspace_delete and
 // workspace_mkdir: the operation's fields, and for writes and edits the diff from `resources.diff`
-// with "Highlight changes" next to "Wrap lines". A failed diff read leaves the outcome untouched.
+// with "Highlight changes" next to "Wrap lines", C/C++ colors and, from `resources.clangd`, semantic
+// colors and diagnostics (with their hover panel) on new and context lines. A failed diff read leaves
+// the outcome untouched.
 import { useState } from "preact/hooks";
 
 import { Body, mount, type Tab } from "../shared/app";
 import { ConfigurationSelect, clangdDecos, useConfiguration, type ClangdDocument } from "../shared/clangd";
 import { cppDecos, isCpp } from "../shared/cpp";
 import { decorate } from "../shared/decorate";
+import { DiagnosticPanel } from "../shared/diagnostics";
 import { resourcesTab, useResource, type Links } from "../shared/resources";
 import { Code, Empty, Fields, Filter, Time, Toggle, bytes, find, plural, type CodeLine } from "../shared/ui";
 
@@ -100,19 +103,21 @@ function DiffView({ path, links, summary }: { path: string; links: Links; summar
     body = lines.length ? <Code lines={lines} wrap={wrap} /> : <Empty>No changes: the text is identical.</Empty>;
   }
   return (
-    <Body
-      bar={
-        <>
-          <span class="grow">{summary}</span>
-          <Filter value={query} onInput={setQuery} placeholder="Find in diff" />
-          <Toggle on={highlight} set={setHighlight}>Highlight changes</Toggle>
-          <Toggle on={wrap} set={setWrap}>Wrap lines</Toggle>
-          <ConfigurationSelect configurations={config.configurations} current={config.current} set={config.setSelected} />
-        </>
-      }
-    >
-      {body}
-    </Body>
+    <DiagnosticPanel>
+      <Body
+        bar={
+          <>
+            <span class="grow">{summary}</span>
+            <Filter value={query} onInput={setQuery} placeholder="Find in diff" />
+            <Toggle on={highlight} set={setHighlight}>Highlight changes</Toggle>
+            <Toggle on={wrap} set={setWrap}>Wrap lines</Toggle>
+            <ConfigurationSelect configurations={config.configurations} current={config.current} set={config.setSelected} />
+          </>
+        }
+      >
+        {body}
+      </Body>
+    </DiagnosticPanel>
   );
 }
 
