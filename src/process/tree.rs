@@ -159,7 +159,42 @@ mod linux {
         Some(Stat { state, ppid, pgrp })
     }
 
-    fn children_map() -> HashMap<u32, Vec<u32>> {
+    /// Parent → children links of the processes below `root`: from each task's `children` file when
+    /// the kernel provides them (a few reads for the server's own subtree), otherwise from a scan of
+    /// every process's `stat`.
+    fn children_map(root: u32) -> HashMap<u32, Vec<u32>> {
+        children_below(root).unwrap_or_else(scan_all)
+    }
+
+    /// The links below `root` read from `/proc/<pid>/task/<tid>/children` (children are listed per
+    /// thread); `None` without those files (a kernel built without `CONFIG_PROC_CHILDREN`).
+    pub(super) fn children_below(root: u32) -> Option<HashMap<u32, Vec<u32>>> {
+        if !std::path::Path::new("/proc/thread-self/children").exists() {
+            return None;
+        }
+        let mut res: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut stack = vec![root];
+        let mut seen = HashSet::new();
+        while let Some(pid) = stack.pop() {
+            if !seen.insert(pid) {
+                continue;
+            }
+            let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
+            let mut children = Vec::new();
+            for task in tasks.flatten() {
+                if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+                    children.extend(text.split_whitespace().filter_map(|child| child.parse::<u32>().ok()));
+                }
+            }
+            if !children.is_empty() {
+                stack.extend(&children);
+                res.insert(pid, children);
+            }
+        }
+        Some(res)
+    }
+
+    pub(super) fn scan_all() -> HashMap<u32, Vec<u32>> {
         let mut res: HashMap<u32, Vec<u32>> = HashMap::new();
         let Ok(dir) = std::fs::read_dir("/proc") else { return res };
         for entry in dir.flatten() {
@@ -171,7 +206,7 @@ mod linux {
         res
     }
 
-    fn descendants(children: &HashMap<u32, Vec<u32>>, root: u32) -> Vec<u32> {
+    pub(super) fn descendants(children: &HashMap<u32, Vec<u32>>, root: u32) -> Vec<u32> {
         let mut res = Vec::new();
         let mut stack = vec![root];
         let mut seen = HashSet::new();
@@ -198,7 +233,7 @@ mod linux {
     /// environment is gone.
     pub(super) fn members(tree: &Tree) -> Vec<(u32, bool)> {
         let me = std::process::id();
-        let children = children_map();
+        let children = children_map(me);
         let mut res: HashSet<u32> = HashSet::new();
         if stat(tree.leader).is_some_and(|s| s.ppid == me) {
             res.insert(tree.leader);
@@ -213,5 +248,42 @@ mod linux {
             }
         }
         res.into_iter().filter_map(|pid| Some((pid, stat(pid)?.state == 'Z'))).collect()
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::linux::{children_below, descendants, scan_all};
+
+    #[test]
+    fn the_children_files_find_what_a_full_scan_finds() {
+        #[expect(clippy::disallowed_methods, reason = "a raw process tree to look for")]
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & sleep 30 & wait"])
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("sh starts");
+        let (me, sh) = (std::process::id(), child.id());
+        let below_sh = |map| descendants(&map, sh).into_iter().collect::<BTreeSet<u32>>();
+        let mut found = BTreeSet::new();
+        for _ in 0..200 {
+            found = below_sh(children_below(me).expect("this kernel lists children"));
+            if found.len() == 2 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let scanned = below_sh(scan_all());
+        let listed = descendants(&children_below(me).expect("children files"), me);
+        // The sleeps first, so the shell's `wait` reaps them and then exits.
+        for pid in &found {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(*pid as i32), nix::sys::signal::Signal::SIGKILL);
+        }
+        child.wait().expect("reap sh");
+        assert_eq!(found.len(), 2, "the shell's two sleeps: {found:?}");
+        assert_eq!(found, scanned, "the same sleeps as a full scan");
+        assert!(listed.contains(&sh), "the shell is below the test process");
     }
 }
