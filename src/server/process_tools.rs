@@ -26,6 +26,7 @@ use crate::render;
 use crate::server::registry::{Annotations, Registry, ToolError, ToolOutput, ToolSpec, error_chain};
 use crate::server::resources::{Completer, ReadError, ResourceSpec, Resources};
 use crate::server::uri_template::Variables;
+use crate::server::workspace_tools::blocking_read;
 use crate::widgets::{Icon, Widget};
 
 /// Largest reply (text plus structured JSON) a process tool or resource produces; the stdio layer
@@ -526,9 +527,7 @@ fn register_resources(resources: &mut Resources, processes: &ProcessService) {
             async move {
                 let raw = vars.get("process_id").unwrap_or_default().to_owned();
                 let id = parse_process_id(&raw)?;
-                let markdown = tokio::task::spawn_blocking(move || process_markdown(&service, id))
-                    .await
-                    .map_err(|join| ReadError::InvalidParams(join.to_string()))??;
+                let markdown = blocking_read(move || process_markdown(&service, id)).await?;
                 Ok(vec![ResourceContents::text(markdown, uri).with_mime_type("text/markdown")])
             }
         },
