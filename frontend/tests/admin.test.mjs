@@ -263,6 +263,41 @@ describe("the admin panel against real instances and a real Hub", { skip }, () =
     assert.equal(call.error?.code, -32601, JSON.stringify(call));
   });
 
+  test("a widget whose document arrives after its call ended still gets the result", async () => {
+    const page = env.page;
+    // The widget document (a ui:// read) is held back until the call, running when its widget pane
+    // opened, has ended; the host must then start from the ended call.
+    let release;
+    const released = new Promise((ok) => (release = ok));
+    const held = async (route) => {
+      if (String(route.request().postDataJSON()?.uri).startsWith("ui://")) await released;
+      await route.continue();
+    };
+    await page.route("**/resources/read", held);
+    try {
+      await page.reload(); // nothing cached: every widget document is read again
+      await page.getByTestId("hub-state").filter({ hasText: "Hub connected" }).waitFor();
+      await tab(page, "alpha").click();
+      if (!(await page.getByTestId("controls-toggle").isChecked())) await page.getByTestId("controls-toggle").check();
+      await page.getByTestId("instance").getByRole("tab", { name: "Tools" }).click();
+      await page.getByTestId("tool").filter({ hasText: "workspace_read_file" }).click();
+      await page.getByTestId("call-arguments").fill(JSON.stringify({ path: `root${env.external}` }));
+      await page.getByTestId("call-run").click();
+      const detail = page.getByTestId("call-detail");
+      await detail.getByTestId("call-state").filter({ hasText: "running" }).waitFor();
+      const question = page.getByTestId("elicitation");
+      await question.getByTestId("elicitation-field-allow").check();
+      await question.getByTestId("elicitation-accept").click();
+      await detail.getByTestId("call-state").filter({ hasText: "completed" }).waitFor();
+      release();
+      const widget = page.frameLocator('[data-testid="widget-box"] iframe').frameLocator("iframe");
+      await widget.getByText("outside the workspace").first().waitFor({ timeout: 20_000 });
+    } finally {
+      release();
+      await page.unroute("**/resources/read", held);
+    }
+  });
+
   test("killing the Hub shows instances reconnecting and a new Hub takes them back", async () => {
     const page = env.page;
     const old = env.group.hubPid();

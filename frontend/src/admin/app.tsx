@@ -376,6 +376,10 @@ function readWidget(iid: string, uri: string): Promise<ResourceContents> {
 function WidgetPane({ iid, call, uri }: { iid: string; call: Call; uri: string }) {
   const box = useRef<HTMLDivElement>(null);
   const host = useRef<WidgetHost | null>(null);
+  // The host starts when the widget document has loaded, which may be after the call has ended:
+  // it must start from the newest state of the call, not the one this effect began with.
+  const latest = useRef(call);
+  latest.current = call;
   const [error, setError] = useState<string | null>(null);
   const [log, setLog] = useState<string[]>([]);
   useEffect(() => {
@@ -384,7 +388,7 @@ function WidgetPane({ iid, call, uri }: { iid: string; call: Call; uri: string }
       (contents) => {
         if (!live || !box.current) return;
         const html = contents.text ?? (contents.blob ? new TextDecoder().decode(Uint8Array.from(atob(contents.blob), (c) => c.charCodeAt(0))) : "");
-        host.current = new WidgetHost(box.current, call, {
+        host.current = new WidgetHost(box.current, latest.current, {
           sandboxOrigin,
           html,
           ui: contents._meta?.ui as WidgetHostUi,
