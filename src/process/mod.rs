@@ -439,7 +439,7 @@ impl Drop for Inner {
         // may already be shutting down) and abort the supervisors.
         for record in self.registry.get_mut().all() {
             if record.status().is_running() {
-                record.tree.kill();
+                record.tree.kill(&self.leaders);
                 record.stop.cancel();
             }
             if let Some(task) = record.task.lock().take() {

@@ -129,7 +129,7 @@ impl Supervisor {
 
         let kill_tree = |child: &mut Box<dyn ChildWrapper>, killed: &mut Vec<u32>| {
             let _ = child.start_kill();
-            killed.extend(record.tree.kill());
+            killed.extend(record.tree.kill(&leaders));
         };
 
         loop {
@@ -349,7 +349,7 @@ impl KillOnDropGuard {
 impl Drop for KillOnDropGuard {
     fn drop(&mut self) {
         if self.armed {
-            self.record.tree.kill();
+            self.record.tree.kill(&self.leaders);
             self.leaders.lock().remove(&self.record.pid);
             self.record.finish(Status::Stopped, self.record.started.elapsed());
         }

@@ -52,8 +52,10 @@ pub(crate) struct Tree {
 
 impl Tree {
     /// Kills every process of the tree that can be found and returns the pids found (without the
-    /// leader), so they can be reaped once dead. Synchronous and quick: usable from `Drop`.
-    pub fn kill(&self) -> Vec<u32> {
+    /// leader), so they can be reaped once dead. Synchronous and quick: usable from `Drop`. The
+    /// subtrees of the other running `leaders` are not searched: an orphan is only ever re-parented
+    /// to an ancestor, and another tree's leader is no ancestor of this tree's processes.
+    pub fn kill(&self, leaders: &Leaders) -> Vec<u32> {
         #[cfg(unix)]
         {
             use nix::sys::signal::{Signal, killpg};
@@ -65,10 +67,11 @@ impl Tree {
         {
             use nix::sys::signal::{Signal, kill};
             use nix::unistd::Pid;
+            let others: HashSet<u32> = leaders.lock().iter().copied().filter(|&pid| pid != self.leader).collect();
             let mut killed: Vec<u32> = Vec::new();
             for _round in 0..4 {
                 let mut signalled = false;
-                for (pid, zombie) in linux::members(self) {
+                for (pid, zombie) in linux::members(self, &others) {
                     if !zombie {
                         let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
                         signalled = true;
@@ -88,6 +91,7 @@ impl Tree {
         {
             // Elsewhere the process group (Unix) or the job object (Windows, terminated through the
             // child wrapper) is the whole tree.
+            let _ = leaders;
             Vec::new()
         }
     }
@@ -162,13 +166,14 @@ mod linux {
     /// Parent → children links of the processes below `root`: from each task's `children` file when
     /// the kernel provides them (a few reads for the server's own subtree), otherwise from a scan of
     /// every process's `stat`.
-    fn children_map(root: u32) -> HashMap<u32, Vec<u32>> {
-        children_below(root).unwrap_or_else(scan_all)
+    fn children_map(root: u32, skip: &HashSet<u32>) -> HashMap<u32, Vec<u32>> {
+        children_below(root, skip).unwrap_or_else(scan_all)
     }
 
     /// The links below `root` read from `/proc/<pid>/task/<tid>/children` (children are listed per
-    /// thread); `None` without those files (a kernel built without `CONFIG_PROC_CHILDREN`).
-    pub(super) fn children_below(root: u32) -> Option<HashMap<u32, Vec<u32>>> {
+    /// thread), not looking below the pids in `skip`; `None` without those files (a kernel built
+    /// without `CONFIG_PROC_CHILDREN`).
+    pub(super) fn children_below(root: u32, skip: &HashSet<u32>) -> Option<HashMap<u32, Vec<u32>>> {
         if !std::path::Path::new("/proc/thread-self/children").exists() {
             return None;
         }
@@ -176,7 +181,7 @@ mod linux {
         let mut stack = vec![root];
         let mut seen = HashSet::new();
         while let Some(pid) = stack.pop() {
-            if !seen.insert(pid) {
+            if !seen.insert(pid) || skip.contains(&pid) {
                 continue;
             }
             let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
@@ -206,13 +211,14 @@ mod linux {
         res
     }
 
-    pub(super) fn descendants(children: &HashMap<u32, Vec<u32>>, root: u32) -> Vec<u32> {
+    /// The processes below `root`, leaving out the pids in `skip` and everything below them.
+    pub(super) fn descendants(children: &HashMap<u32, Vec<u32>>, root: u32, skip: &HashSet<u32>) -> Vec<u32> {
         let mut res = Vec::new();
         let mut stack = vec![root];
         let mut seen = HashSet::new();
         while let Some(pid) = stack.pop() {
             for &child in children.get(&pid).into_iter().flatten() {
-                if seen.insert(child) {
+                if !skip.contains(&child) && seen.insert(child) {
                     res.push(child);
                     stack.push(child);
                 }
@@ -228,18 +234,18 @@ mod linux {
     }
 
     /// Processes of the tree below the server: the leader and its descendants, members of the
-    /// leader's process group, and every process carrying the tree's marker. Zombies are included
-    /// (they must be reaped) but cannot be recognised by their marker any more, since their
-    /// environment is gone.
-    pub(super) fn members(tree: &Tree) -> Vec<(u32, bool)> {
+    /// leader's process group, and every process carrying the tree's marker, none of them below
+    /// the `others` (other trees' leaders). Zombies are included (they must be reaped) but cannot
+    /// be recognised by their marker any more, since their environment is gone.
+    pub(super) fn members(tree: &Tree, others: &HashSet<u32>) -> Vec<(u32, bool)> {
         let me = std::process::id();
-        let children = children_map(me);
+        let children = children_map(me, others);
         let mut res: HashSet<u32> = HashSet::new();
         if stat(tree.leader).is_some_and(|s| s.ppid == me) {
             res.insert(tree.leader);
-            res.extend(descendants(&children, tree.leader));
+            res.extend(descendants(&children, tree.leader, others));
         }
-        for pid in descendants(&children, me) {
+        for pid in descendants(&children, me, others) {
             if res.contains(&pid) {
                 continue;
             }
@@ -253,7 +259,7 @@ mod linux {
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
-    use std::collections::BTreeSet;
+    use std::collections::{BTreeSet, HashSet};
 
     use super::linux::{children_below, descendants, scan_all};
 
@@ -266,17 +272,20 @@ mod tests {
             .spawn()
             .expect("sh starts");
         let (me, sh) = (std::process::id(), child.id());
-        let below_sh = |map| descendants(&map, sh).into_iter().collect::<BTreeSet<u32>>();
+        let none = HashSet::new();
+        let below_sh = |map| descendants(&map, sh, &none).into_iter().collect::<BTreeSet<u32>>();
         let mut found = BTreeSet::new();
         for _ in 0..200 {
-            found = below_sh(children_below(me).expect("this kernel lists children"));
+            found = below_sh(children_below(me, &none).expect("this kernel lists children"));
             if found.len() == 2 {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
         let scanned = below_sh(scan_all());
-        let listed = descendants(&children_below(me).expect("children files"), me);
+        let listed = descendants(&children_below(me, &none).expect("children files"), me, &none);
+        let skipped =
+            descendants(&children_below(me, &HashSet::from([sh])).expect("children files"), me, &HashSet::from([sh]));
         // The sleeps first, so the shell's `wait` reaps them and then exits.
         for pid in &found {
             let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(*pid as i32), nix::sys::signal::Signal::SIGKILL);
@@ -285,5 +294,6 @@ mod tests {
         assert_eq!(found.len(), 2, "the shell's two sleeps: {found:?}");
         assert_eq!(found, scanned, "the same sleeps as a full scan");
         assert!(listed.contains(&sh), "the shell is below the test process");
+        assert!(!skipped.iter().any(|pid| *pid == sh || found.contains(pid)), "a skipped leader's subtree is left out");
     }
 }
