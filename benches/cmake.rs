@@ -7,8 +7,10 @@
 //! `examples/cpp-acceptance-project` with `cmake_configure`, then alternates the tool and the raw
 //! command so both see the same machine state (after letting the clangd session that configuring
 //! starts finish its background index). The goal is a tool time within 1.05× of the raw command.
-//! For no-op builds it also prints the same build through the CMake service alone and the same
-//! command through the process service alone, so the overhead can be attributed to a layer. This
+//! For no-op builds it also prints the same build through the CMake service alone, the same
+//! command through the process service alone, and the MCP round trip of a trivial tool back to back
+//! and after an idle wait as long as a no-op build, so the overhead can be attributed to a layer
+//! (on an idle two-core VM most of it is waking the parked runtime threads for the reply). This
 //! prints figures and asserts nothing about speed.
 #![expect(clippy::print_stdout, reason = "a benchmark reports its figures on stdout")]
 
@@ -116,6 +118,18 @@ async fn run() -> Result<(), String> {
         }
     }
     let [tool, raw, service, supervised] = noop;
+    // The MCP round trip of a trivial tool, back to back and after an idle wait as long as a no-op
+    // build (parked worker threads must be woken again).
+    let mut round_trips: [Vec<Duration>; 2] = Default::default();
+    for (idle, runs) in [Duration::ZERO, tool[tool.len() / 2]].into_iter().zip(&mut round_trips) {
+        for _ in 0..NOOP_RUNS {
+            tokio::time::sleep(idle).await;
+            let started = Instant::now();
+            served.call("cmake_profiles", json!({})).await?;
+            runs.push(started.elapsed());
+        }
+    }
+    let [hot, after_idle] = round_trips;
     println!("cmake_build of the Release profile of examples/cpp-acceptance-project (ninja), same tree, same run:");
     report("full rebuild after clean", full);
     report("no-op build (up to date)", (tool, raw));
@@ -125,6 +139,11 @@ async fn run() -> Result<(), String> {
     };
     println!("    the same build through the CMake service alone (no MCP): median {:.1} ms", median(service));
     println!("    the same command through the process service alone:      median {:.1} ms", median(supervised));
+    println!(
+        "    an MCP round trip of cmake_profiles: median {:.2} ms back to back, {:.2} ms after a no-op build's idle wait",
+        median(hot),
+        median(after_idle)
+    );
     Ok(())
 }
 
