@@ -298,6 +298,20 @@ describe("the admin panel against real instances and a real Hub", { skip }, () =
     }
   });
 
+  test("an open widget follows the panel between light and dark", async () => {
+    const page = env.page;
+    const widget = page.frameLocator('[data-testid="widget-box"] iframe').frameLocator("iframe");
+    const background = () => widget.locator("body").evaluate((b) => getComputedStyle(b).backgroundColor);
+    const luminance = (rgb) => rgb.match(/\d+/g).slice(0, 3).reduce((a, b) => a + Number(b), 0) / 3;
+    await widget.locator("header h1").waitFor();
+    await page.emulateMedia({ colorScheme: "light" });
+    await waitFor(async () => luminance(await background()) > 128, { what: "a light widget" });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await waitFor(async () => luminance(await background()) < 128, { what: "a dark widget" });
+    await page.emulateMedia({ colorScheme: "light" });
+    await waitFor(async () => luminance(await background()) > 128, { what: "a light widget again" });
+  });
+
   test("killing the Hub shows instances reconnecting and a new Hub takes them back", async () => {
     const page = env.page;
     const old = env.group.hubPid();

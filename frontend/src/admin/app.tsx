@@ -407,6 +407,13 @@ function WidgetPane({ iid, call, uri }: { iid: string; call: Call; uri: string }
     };
   }, [iid, uri, call.call_id]);
   useEffect(() => host.current?.update(call), [call]);
+  useEffect(() => {
+    // The widget follows the panel's light or dark scheme as it changes.
+    const scheme = matchMedia("(prefers-color-scheme: dark)");
+    const changed = () => host.current?.setTheme(theme());
+    scheme.addEventListener("change", changed);
+    return () => scheme.removeEventListener("change", changed);
+  }, []);
   return (
     <div class="widget">
       {error && <div class="err">The widget could not be loaded: {error}</div>}
