@@ -813,7 +813,16 @@ async fn two_racing_hub_processes_leave_exactly_one() {
     .expect("one Hub gives up");
     assert!(loser.0.success(), "losing the election is not an error");
     let endpoint = Endpoint::in_dir(&runtime.path().join("forgemcp"), &name).expect("endpoint");
-    assert!(request_url(&endpoint).await.is_ok(), "the winner serves the group");
+    // The loser may give up between the winner's lock and its socket: wait for the socket.
+    let mut served = request_url(&endpoint).await;
+    for _ in 0..100 {
+        if served.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        served = request_url(&endpoint).await;
+    }
+    assert!(served.is_ok(), "the winner serves the group: {served:?}");
     let pid: u32 = std::fs::read_to_string(runtime.path().join("forgemcp").join(format!("{name}.lock")))
         .expect("lock file")
         .trim()
