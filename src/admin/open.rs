@@ -121,12 +121,16 @@ fn write_redirect_page(endpoint: &Endpoint, url: &str) -> std::io::Result<PathBu
     Ok(path)
 }
 
-/// The launchers to try, in order: `$BROWSER` entries (colon-separated commands, `%s` standing for
-/// the target), then the platform's opener.
+/// Separates the commands of `$BROWSER`: the platform's list separator, like `PATH`'s (on Windows
+/// `;`, since `:` follows every drive letter).
+const BROWSER_SEPARATOR: char = if cfg!(windows) { ';' } else { ':' };
+
+/// The launchers to try, in order: `$BROWSER` entries (commands separated by [`BROWSER_SEPARATOR`],
+/// `%s` standing for the target), then the platform's opener.
 fn launchers(target: &str, env: &AdminEnv) -> Vec<(PathBuf, Vec<OsString>)> {
     let mut res = Vec::new();
     if let Some(browser) = &env.browser {
-        for entry in browser.to_string_lossy().split(':').filter(|e| !e.trim().is_empty()) {
+        for entry in browser.to_string_lossy().split(BROWSER_SEPARATOR).filter(|e| !e.trim().is_empty()) {
             let mut words = entry.split_whitespace();
             let Some(program) = words.next() else { continue };
             let mut args: Vec<OsString> = words.map(|w| OsString::from(w.replace("%s", target))).collect();
@@ -186,11 +190,28 @@ mod tests {
 
     #[test]
     fn browser_entries_come_first_with_the_target_substituted() {
-        let env = AdminEnv { browser: Some("firefox --new-window %s:/opt/b".into()), ..AdminEnv::default() };
+        let (second, value) = if cfg!(windows) {
+            (r"C:\Tools\browser.exe", r"firefox --new-window %s;C:\Tools\browser.exe")
+        } else {
+            ("/opt/b", "firefox --new-window %s:/opt/b")
+        };
+        let env = AdminEnv { browser: Some(value.into()), ..AdminEnv::default() };
         let list = launchers("file:///x.html", &env);
         assert_eq!(list[0], (PathBuf::from("firefox"), vec!["--new-window".into(), "file:///x.html".into()]));
-        assert_eq!(list[1], (PathBuf::from("/opt/b"), vec!["file:///x.html".into()]));
+        assert_eq!(list[1], (PathBuf::from(second), vec!["file:///x.html".into()]));
         assert_eq!(list.len(), 3, "then the platform opener");
+    }
+
+    #[test]
+    fn browser_commands_are_split_at_the_platform_list_separator() {
+        let env = AdminEnv { browser: Some(r"C:\Tools\browser.exe;/opt/b".into()), ..AdminEnv::default() };
+        let programs: Vec<PathBuf> = launchers("t", &env).into_iter().map(|(program, _)| program).collect();
+        let expected: &[&str] = if cfg!(windows) {
+            &[r"C:\Tools\browser.exe", "/opt/b", "rundll32.exe"]
+        } else {
+            &["C", r"\Tools\browser.exe;/opt/b", if cfg!(target_os = "macos") { "open" } else { "xdg-open" }]
+        };
+        assert_eq!(programs, expected.iter().map(PathBuf::from).collect::<Vec<_>>());
     }
 
     #[test]

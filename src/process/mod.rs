@@ -21,6 +21,8 @@ mod run;
 pub mod select;
 mod spec;
 mod tree;
+#[cfg(any(windows, test))]
+mod verbatim;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -273,7 +275,12 @@ impl ProcessService {
             timeout: spec.timeout,
         };
         let journal = Journal::with_budget(started, Some(inner.spill_dir.clone()), inner.memory_budget);
-        let tree = Tree { leader: launch.pid, marker };
+        let tree = Tree {
+            #[cfg(unix)]
+            leader: launch.pid,
+            #[cfg(target_os = "linux")]
+            marker,
+        };
         let record = {
             let mut registry = inner.registry.lock();
             let id = registry.next_id();

@@ -47,9 +47,15 @@ pub(crate) struct Launch {
 /// Spawns `spec` in `cwd` (already checked) in a new process group / job object. The leader's pid is
 /// registered in `leaders` before the lock is released, so no reaper can mistake it for an orphan.
 pub(crate) fn spawn(spec: &CommandSpec, cwd: &Path, marker: &str, leaders: &Leaders) -> io::Result<Launch> {
+    // Windows: the plain form of verbatim (`\\?\`) paths, so the program's `argv[0]` and current
+    // directory look as usual; a path that needs the verbatim form (`verbatim::plain`) keeps it.
+    #[cfg(windows)]
+    let (executable, cwd) = (super::verbatim::plain_path(&spec.executable), super::verbatim::plain_path(cwd));
+    #[cfg(not(windows))]
+    let executable = &spec.executable;
     #[expect(clippy::disallowed_methods, reason = "the process service is the one place that builds OS commands")]
-    let mut command = tokio::process::Command::new(&spec.executable);
-    command.args(&spec.arguments).current_dir(cwd);
+    let mut command = tokio::process::Command::new(executable.as_os_str());
+    command.args(&spec.arguments).current_dir(cwd.as_os_str());
     if spec.env_clear {
         command.env_clear();
     }

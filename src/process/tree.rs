@@ -43,10 +43,15 @@ pub(crate) fn become_subreaper() {
     }
 }
 
-/// One launched tree.
+/// One launched tree. On Windows the job object, terminated through the child wrapper, is the whole
+/// tree, so neither field exists there.
 #[derive(Debug, Clone)]
 pub(crate) struct Tree {
+    /// The leader's pid: its process group is signalled, its descendants are walked (Unix).
+    #[cfg(unix)]
     pub leader: u32,
+    /// The marker the tree's processes inherit, found in `/proc/<pid>/environ` (Linux).
+    #[cfg(target_os = "linux")]
     pub marker: String,
 }
 

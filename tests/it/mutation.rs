@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+#[cfg(unix)]
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -15,6 +16,7 @@ use forgemcp::widgets::Icon;
 use forgemcp::workspace::WorkspaceService;
 use forgemcp::workspace::observer::{Mutation, MutationKind, MutationObserver};
 use forgemcp::workspace::path::QualifiedPath;
+#[cfg(unix)]
 use forgemcp::workspace::write::is_temp_name;
 use parking_lot::Mutex;
 use rmcp::RoleClient;
@@ -455,19 +457,17 @@ async fn delete_of_a_non_empty_directory_needs_recursive() {
     assert!(ws.path("notes.txt").exists());
 }
 
+// Windows links: the smoke suite under Wine (`tests/windows/smoke.py`).
+#[cfg(unix)]
 #[tokio::test]
 async fn delete_refuses_a_tree_containing_a_link_before_removing_anything() {
     let ws = workspace(PROJECT);
-    #[cfg(unix)]
     std::os::unix::fs::symlink(ws.base.join("outside"), ws.path("src/util/zz_link")).unwrap();
-    #[cfg(unix)]
-    {
-        let client = ws.connect(TestClient::new()).await;
-        let message = refused(&client, &ws, "workspace_delete", json!({ "path": "src", "recursive": true })).await;
-        assert_mentions(&message, &["`path`", "`project/src/util/zz_link`", "refused whole"]);
-        let message = refused(&client, &ws, "workspace_delete", json!({ "path": "src/util/zz_link" })).await;
-        assert_mentions(&message, &["`path`", "is a link"]);
-    }
+    let client = ws.connect(TestClient::new()).await;
+    let message = refused(&client, &ws, "workspace_delete", json!({ "path": "src", "recursive": true })).await;
+    assert_mentions(&message, &["`path`", "`project/src/util/zz_link`", "refused whole"]);
+    let message = refused(&client, &ws, "workspace_delete", json!({ "path": "src/util/zz_link" })).await;
+    assert_mentions(&message, &["`path`", "is a link"]);
 }
 
 #[cfg(unix)]

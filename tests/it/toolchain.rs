@@ -4,20 +4,29 @@
 //! `FORGEMCP_HEAVY_TESTS=1`).
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+#[cfg(unix)]
+use std::path::Path;
+use std::path::PathBuf;
+use std::time::Duration;
+#[cfg(unix)]
+use std::time::Instant;
 
 use forgemcp::call::Call;
-use forgemcp::config::{self, DiscoveryEnv};
-use forgemcp::process::{ProcessService, Status, StatusFilter, Stream};
+#[cfg(unix)]
+use forgemcp::config;
+use forgemcp::config::DiscoveryEnv;
+use forgemcp::process::{ProcessService, StatusFilter};
+#[cfg(unix)]
+use forgemcp::process::{Status, Stream};
 use forgemcp::server::ForgeServer;
 use forgemcp::toolchain::{DiscoveryOptions, ToolchainService};
 use serde_json::{Value, json};
 
 use crate::support::{
-    TempWorkspace, TestClient, call, complete, connect, heavy_tests, progress_log, resource_error, resource_text,
-    structured, text, tool_error,
+    TempWorkspace, TestClient, call, connect, heavy_tests, resource_error, structured, text, tool_error,
 };
+#[cfg(unix)]
+use crate::support::{complete, progress_log, resource_text};
 
 /// A directory of fake tools.
 struct FakeTools {
@@ -54,7 +63,8 @@ impl FakeTools {
 }
 
 /// Banners recorded from real tools, the executable name they are found under, and the version
-/// ForgeMCP must read from them.
+/// ForgeMCP must read from them (the fake tools are shell scripts: Unix only).
+#[cfg(unix)]
 const RECORDED: &[(&str, &str, &str, &str)] = &[
     (
         "cmake",
@@ -354,6 +364,7 @@ async fn toolset_get_reports_progress_per_tool() {
 }
 
 /// Validates `forgemcp <argv…>` as if started in `cwd` and returns the user toolsets.
+#[cfg(unix)]
 fn user_toolsets(ws: &TempWorkspace, cwd: &Path, argv: &[&str]) -> Vec<config::UserToolsetSpec> {
     let mut full = vec!["forgemcp", "--workspace"];
     let project = ws.project.to_str().expect("UTF-8 test path");
