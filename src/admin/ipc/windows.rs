@@ -71,3 +71,28 @@ pub(super) fn bind_exclusive(endpoint: &Endpoint) -> Result<Option<HubListener>,
 pub(super) fn peer_allowed(_stream: &Stream) -> Result<(), String> {
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use interprocess::os::windows::security_descriptor::{AsSecurityDescriptorExt as _, SecurityDescriptor};
+    use widestring::U16CString;
+
+    use super::PIPE_SDDL;
+
+    /// `SECURITY_INFORMATION` bit selecting the DACL.
+    const DACL_SECURITY_INFORMATION: u32 = 4;
+
+    /// No test can let a second Windows user try the pipe (and Wine runs everything as one user), so
+    /// this checks what Windows enforces: the descriptor the pipe is created with, as the system
+    /// parses and serializes it again, is a protected DACL of exactly two entries, full access for
+    /// the owner and for SYSTEM; every other user is denied.
+    #[test]
+    fn the_pipe_admits_only_its_owner_and_system() {
+        let sddl = U16CString::from_str(PIPE_SDDL).expect("no NUL");
+        let descriptor = SecurityDescriptor::deserialize(&sddl).expect("the system accepts the SDDL");
+        let dacl = descriptor
+            .serialize(DACL_SECURITY_INFORMATION, |text| text.to_string_lossy())
+            .expect("the system serializes the DACL");
+        assert_eq!(dacl, "D:P(A;;GA;;;OW)(A;;GA;;;SY)");
+    }
+}

@@ -2,9 +2,9 @@
 //! developer environment captured per instance from its `VsDevCmd.bat`, and the instance's tools
 //! located in its installation layout.
 //!
-//! The parsers (vswhere's JSON, the captured `set` output) and the layout lookup are plain
-//! functions compiled and unit-tested on every platform with recorded samples; only [`discover`],
-//! which runs `vswhere` and the captures, is Windows-only.
+//! The parsers (vswhere's JSON, the captured `set` output), the layout lookup and the toolset of an
+//! instance are plain functions compiled and unit-tested on every platform with recorded samples
+//! (`tests.rs`); only `discover`, which runs `vswhere` and the captures, is Windows-only.
 //!
 //! Architecture invariant: `vswhere` and every capture run through `process`, so they are listed in
 //! `processes_overview` with their transcripts (the capture's stdout is the environment; it stays
@@ -17,12 +17,13 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use super::spec::{self, ToolSpec};
-use super::toolset::Environment;
+use super::spec::{self, BUILTIN_TOOLS, ToolSpec};
+use super::toolset::{Environment, Tool, Toolset, ToolsetId};
 use crate::process::{CommandSpec, Timeout};
 
 /// Where the Visual Studio Installer keeps `vswhere.exe`, below `%ProgramFiles(x86)%`.
@@ -249,6 +250,23 @@ fn version_key(path: &Path) -> Vec<u64> {
     name.split('.').map(|part| part.parse().unwrap_or(0)).collect()
 }
 
+/// The toolset of one instance from its captured environment: the tools of its installation
+/// layout with that environment, or, when the capture failed (`None`), an empty toolset that is
+/// never bound to the server's environment.
+pub fn instance_toolset(instance: &Instance, env: Option<Environment>) -> Toolset {
+    let id = ToolsetId::visual_studio(&instance.instance_id);
+    let name = instance.display_name.clone();
+    let Some(env) = env else {
+        tracing::warn!("Visual Studio discovery: no developer environment for {name} ({id})");
+        return Toolset::new(id, name, Vec::new(), None);
+    };
+    let tools = BUILTIN_TOOLS
+        .iter()
+        .filter_map(|spec| locate(&instance.installation_path, &env, spec).map(|path| Tool { spec, path }))
+        .collect();
+    Toolset::new(id, name, tools, Some(Arc::new(env)))
+}
+
 #[cfg(windows)]
 pub use discovery::discover;
 
@@ -263,8 +281,6 @@ mod discovery {
     use super::*;
     use crate::call::Call;
     use crate::process::{ProcessService, Stream};
-    use crate::toolchain::spec::BUILTIN_TOOLS;
-    use crate::toolchain::toolset::{Tool, Toolset, ToolsetId};
 
     /// One toolset per Visual Studio instance; none when vswhere is missing or fails.
     pub async fn discover(
@@ -290,29 +306,19 @@ mod discovery {
         };
         let mut res = Vec::with_capacity(instances.len());
         for instance in instances {
-            res.push(instance_toolset(processes, cwd, &instance, call).await);
+            res.push(capture(processes, cwd, &instance, call).await);
         }
         res
     }
 
-    async fn instance_toolset(processes: &ProcessService, cwd: &Path, instance: &Instance, call: &Call) -> Toolset {
-        let id = ToolsetId::visual_studio(&instance.instance_id);
-        let name = instance.display_name.clone();
+    async fn capture(processes: &ProcessService, cwd: &Path, instance: &Instance, call: &Call) -> Toolset {
         let script = vsdevcmd(&instance.installation_path);
         let env = if script.is_file() {
             run_for_stdout(processes, capture_command(&script, cwd), call).await.as_deref().and_then(parse_environment)
         } else {
             None
         };
-        let Some(env) = env else {
-            tracing::warn!("Visual Studio discovery: no developer environment for {name} ({id})");
-            return Toolset::new(id, name, Vec::new(), None);
-        };
-        let tools = BUILTIN_TOOLS
-            .iter()
-            .filter_map(|spec| locate(&instance.installation_path, &env, spec).map(|path| Tool { spec, path }))
-            .collect();
-        Toolset::new(id, name, tools, Some(Arc::new(env)))
+        instance_toolset(instance, env)
     }
 
     /// Runs `command` and returns its stdout when it exits with 0.
@@ -341,251 +347,4 @@ mod discovery {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::fs;
-
-    use expect_test::expect;
-
-    use super::*;
-    use crate::toolchain::spec::lookup;
-
-    /// Recorded from `vswhere -products * -prerelease -format json -utf8 -nologo` on a machine with
-    /// Visual Studio Community 2022 and Build Tools 2019 (trimmed to the fields that matter plus a
-    /// few others; the second entry is a repeated id, the third lacks a path).
-    const VSWHERE_SAMPLE: &str = r#"[
-  {
-    "instanceId": "1d4f0a53",
-    "installDate": "2023-11-20T09:12:45Z",
-    "installationName": "VisualStudio/17.8.3+34330.188",
-    "installationPath": "C:\\Program Files\\Microsoft Visual Studio\\2022\\Community",
-    "installationVersion": "17.8.34330.188",
-    "productId": "Microsoft.VisualStudio.Product.Community",
-    "productPath": "C:\\Program Files\\Microsoft Visual Studio\\2022\\Community\\Common7\\IDE\\devenv.exe",
-    "state": 4294967295,
-    "isComplete": true,
-    "isLaunchable": true,
-    "isPrerelease": false,
-    "isRebootRequired": false,
-    "displayName": "Visual Studio Community 2022",
-    "description": "Powerful IDE, free for students, open-source contributors, and individuals",
-    "channelId": "VisualStudio.17.Release",
-    "channelUri": "https://aka.ms/vs/17/release/channel",
-    "catalog": {
-      "buildBranch": "d17.8",
-      "productDisplayVersion": "17.8.3",
-      "productLineVersion": "2022"
-    },
-    "properties": {
-      "nickname": "",
-      "setupEngineFilePath": "C:\\Program Files (x86)\\Microsoft Visual Studio\\Installer\\setup.exe"
-    }
-  },
-  {
-    "instanceId": "9b2c7e11",
-    "installationPath": "C:\\Program Files (x86)\\Microsoft Visual Studio\\2019\\BuildTools",
-    "installationVersion": "16.11.34301.259",
-    "productId": "Microsoft.VisualStudio.Product.BuildTools",
-    "isPrerelease": false,
-    "displayName": "Visual Studio Build Tools 2019",
-    "catalog": { "productDisplayVersion": "16.11.32" }
-  },
-  {
-    "instanceId": "1d4f0a53",
-    "installationPath": "D:\\Elsewhere",
-    "displayName": "Repeated instance"
-  },
-  {
-    "instanceId": "c0ffee00",
-    "displayName": "Broken entry without a path"
-  }
-]
-"#;
-
-    #[test]
-    fn vswhere_listing() {
-        let instances = parse_vswhere(&format!("\u{feff}{VSWHERE_SAMPLE}")).unwrap();
-        let shown: Vec<String> = instances
-            .iter()
-            .map(|i| format!("{} | {} | {}", i.instance_id, i.display_name, i.installation_path.display()))
-            .collect();
-        expect![[r#"
-            [
-                "1d4f0a53 | Visual Studio Community 2022 | C:\\Program Files\\Microsoft Visual Studio\\2022\\Community",
-                "9b2c7e11 | Visual Studio Build Tools 2019 | C:\\Program Files (x86)\\Microsoft Visual Studio\\2019\\BuildTools",
-            ]
-        "#]]
-        .assert_debug_eq(&shown);
-    }
-
-    #[test]
-    fn vswhere_without_instances() {
-        assert_eq!(parse_vswhere("[]\r\n").unwrap(), []);
-    }
-
-    #[test]
-    fn vswhere_garbage_is_an_error() {
-        expect!["vswhere printed invalid JSON: expected value at line 1 column 1"]
-            .assert_eq(&parse_vswhere("Visual Studio Locator version 3.1.7").unwrap_err().to_string());
-        expect!["vswhere printed JSON that is not a list of instances"]
-            .assert_eq(&parse_vswhere("{\"instanceId\": \"x\"}").unwrap_err().to_string());
-    }
-
-    /// Recorded stdout of the capture command (`call VsDevCmd.bat -no_logo … && echo MARKER && set`)
-    /// for Visual Studio Community 2022, shortened; lines end in CRLF as cmd writes them.
-    const SET_SAMPLE: &str = "\
-**********************************************************************\r
-** Visual Studio 2022 Developer Command Prompt v17.8.3\r
-**********************************************************************\r
-FORGEMCP_ENVIRONMENT_FOLLOWS \r
-ALLUSERSPROFILE=C:\\ProgramData\r
-CommandPromptType=Native\r
-CommonProgramFiles(x86)=C:\\Program Files (x86)\\Common Files\r
-DevEnvDir=C:\\Program Files\\Microsoft Visual Studio\\2022\\Community\\Common7\\IDE\\\r
-INCLUDE=C:\\Program Files\\Microsoft Visual Studio\\2022\\Community\\VC\\Tools\\MSVC\\14.38.33130\\include;C:\\Program Files (x86)\\Windows Kits\\10\\include\\10.0.22621.0\\ucrt\r
-Path=C:\\Program Files\\Microsoft Visual Studio\\2022\\Community\\VC\\Tools\\MSVC\\14.38.33130\\bin\\HostX64\\x64;C:\\Program Files\\Microsoft Visual Studio\\2022\\Community\\Common7\\IDE\\CommonExtensions\\Microsoft\\CMake\\CMake\\bin;C:\\WINDOWS\\system32\r
-PATHEXT=.COM;.EXE;.BAT;.CMD;.VBS;.VBE;.JS;.JSE;.WSF;.WSH;.MSC\r
-PROMPT=$P$G\r
-VCToolsInstallDir=C:\\Program Files\\Microsoft Visual Studio\\2022\\Community\\VC\\Tools\\MSVC\\14.38.33130\\\r
-VSCMD_ARG_HOST_ARCH=x64\r
-VSCMD_ARG_TGT_ARCH=x64\r
-VSCMD_VER=17.8.3\r
-WindowsSdkDir=C:\\Program Files (x86)\\Windows Kits\\10\\\r
-EMPTY_VALUE=\r
-EQUALS_IN_VALUE=a=b=c\r
-";
-
-    #[test]
-    fn captured_environment() {
-        let env = parse_environment(SET_SAMPLE).unwrap();
-        let shown: Vec<String> =
-            env.iter().map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy())).collect();
-        expect![[r#"
-            [
-                "ALLUSERSPROFILE=C:\\ProgramData",
-                "CommandPromptType=Native",
-                "CommonProgramFiles(x86)=C:\\Program Files (x86)\\Common Files",
-                "DevEnvDir=C:\\Program Files\\Microsoft Visual Studio\\2022\\Community\\Common7\\IDE\\",
-                "EMPTY_VALUE=",
-                "EQUALS_IN_VALUE=a=b=c",
-                "INCLUDE=C:\\Program Files\\Microsoft Visual Studio\\2022\\Community\\VC\\Tools\\MSVC\\14.38.33130\\include;C:\\Program Files (x86)\\Windows Kits\\10\\include\\10.0.22621.0\\ucrt",
-                "PATHEXT=.COM;.EXE;.BAT;.CMD;.VBS;.VBE;.JS;.JSE;.WSF;.WSH;.MSC",
-                "PROMPT=$P$G",
-                "Path=C:\\Program Files\\Microsoft Visual Studio\\2022\\Community\\VC\\Tools\\MSVC\\14.38.33130\\bin\\HostX64\\x64;C:\\Program Files\\Microsoft Visual Studio\\2022\\Community\\Common7\\IDE\\CommonExtensions\\Microsoft\\CMake\\CMake\\bin;C:\\WINDOWS\\system32",
-                "VCToolsInstallDir=C:\\Program Files\\Microsoft Visual Studio\\2022\\Community\\VC\\Tools\\MSVC\\14.38.33130\\",
-                "VSCMD_ARG_HOST_ARCH=x64",
-                "VSCMD_ARG_TGT_ARCH=x64",
-                "VSCMD_VER=17.8.3",
-                "WindowsSdkDir=C:\\Program Files (x86)\\Windows Kits\\10\\",
-            ]
-        "#]]
-        .assert_debug_eq(&shown);
-    }
-
-    #[test]
-    fn failed_capture_has_no_environment() {
-        // VsDevCmd failed, so `&&` skipped the marker and `set`.
-        let failed = "[ERROR:VsDevCmd.bat] Invalid command line argument: '-arch=sparc'.\r\n";
-        assert_eq!(parse_environment(failed), None);
-        assert_eq!(parse_environment(""), None);
-        assert_eq!(parse_environment("FORGEMCP_ENVIRONMENT_FOLLOWS\r\nA=1\r\n"), None, "no PATH");
-    }
-
-    #[test]
-    fn capture_command_line() {
-        let spec = capture_command(Path::new("C:/VS/Common7/Tools/VsDevCmd.bat"), Path::new("/project"));
-        let args: Vec<String> = spec.arguments.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-        let arch = vs_arch();
-        assert_eq!(spec.executable, PathBuf::from("cmd.exe"));
-        assert_eq!(
-            args,
-            [
-                "/d".to_owned(),
-                "/c".to_owned(),
-                "call".to_owned(),
-                "C:/VS/Common7/Tools/VsDevCmd.bat".to_owned(),
-                "-no_logo".to_owned(),
-                format!("-arch={arch}"),
-                format!("-host_arch={arch}"),
-                "&&".to_owned(),
-                "echo".to_owned(),
-                ENVIRONMENT_MARKER.to_owned(),
-                "&&".to_owned(),
-                "set".to_owned(),
-            ]
-        );
-        assert_eq!(spec.timeout.total, Some(CAPTURE_TIMEOUT));
-    }
-
-    /// A fake installation layout with `.exe` files (plain files; nothing runs them).
-    fn layout(files: &[&[&str]]) -> (tempfile::TempDir, PathBuf) {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("Community");
-        for parts in files {
-            let path = join(&root, parts);
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(&path, "").unwrap();
-        }
-        (tmp, root)
-    }
-
-    fn rel(root: &Path, path: Option<PathBuf>) -> Option<String> {
-        let path = path?;
-        let rel = path.strip_prefix(root).ok()?;
-        Some(rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/"))
-    }
-
-    #[test]
-    fn tools_are_located_in_the_installation_layout() {
-        let [host, target] = msvc_host_dir();
-        let llvm_bin: &[&str] = match vs_arch() {
-            "arm64" => &["VC", "Tools", "Llvm", "ARM64", "bin"],
-            "amd64" => &["VC", "Tools", "Llvm", "x64", "bin"],
-            _ => &["VC", "Tools", "Llvm", "bin"],
-        };
-        let llvm = |exe: &'static str| -> Vec<&'static str> { llvm_bin.iter().copied().chain([exe]).collect() };
-        let cmake_bin = ["Common7", "IDE", "CommonExtensions", "Microsoft", "CMake", "CMake", "bin", "cmake.exe"];
-        let (_tmp, root) = layout(&[
-            &["VC", "Tools", "MSVC", "14.9.1", "bin", host, target, "cl.exe"],
-            &["VC", "Tools", "MSVC", "14.38.33130", "bin", host, target, "cl.exe"],
-            &["VC", "Tools", "MSVC", "14.38.33130", "bin", host, target, "link.exe"],
-            &cmake_bin,
-            &["Common7", "IDE", "CommonExtensions", "Microsoft", "CMake", "Ninja", "ninja.exe"],
-            &["MSBuild", "Current", "Bin", "MSBuild.exe"],
-            &llvm("clang-cl.exe"),
-            &llvm("lld.exe"),
-        ]);
-        let env = Environment::new();
-        let find = |name: &str| rel(&root, locate(&root, &env, lookup(name).unwrap()));
-        assert_eq!(find("cl"), Some(format!("VC/Tools/MSVC/14.38.33130/bin/{host}/{target}/cl.exe")), "newest MSVC");
-        assert_eq!(find("link"), Some(format!("VC/Tools/MSVC/14.38.33130/bin/{host}/{target}/link.exe")));
-        assert_eq!(find("cmake").as_deref(), Some(cmake_bin.join("/").as_str()));
-        assert_eq!(find("ctest"), None);
-        assert_eq!(find("ninja").as_deref(), Some("Common7/IDE/CommonExtensions/Microsoft/CMake/Ninja/ninja.exe"));
-        assert_eq!(find("msbuild").as_deref(), Some("MSBuild/Current/Bin/MSBuild.exe"));
-        assert_eq!(find("clang-cl"), Some(llvm("clang-cl.exe").join("/")));
-        assert_eq!(find("lld"), Some(llvm("lld.exe").join("/")));
-        for absent in ["gcc", "g++", "make", "gdb", "git", "cppvsdbg", "clangd"] {
-            assert_eq!(find(absent), None, "{absent}");
-        }
-    }
-
-    #[test]
-    fn the_captured_msvc_version_wins() {
-        let [host, target] = msvc_host_dir();
-        let (_tmp, root) = layout(&[
-            &["VC", "Tools", "MSVC", "14.40.1", "bin", host, target, "cl.exe"],
-            &["VC", "Tools", "MSVC", "14.38.33130", "bin", host, target, "cl.exe"],
-        ]);
-        let mut env = Environment::new();
-        env.insert("VCToolsInstallDir".into(), join(&root, &["VC", "Tools", "MSVC", "14.38.33130"]).into());
-        let found = rel(&root, locate(&root, &env, lookup("cl").unwrap()));
-        assert_eq!(found, Some(format!("VC/Tools/MSVC/14.38.33130/bin/{host}/{target}/cl.exe")));
-    }
-
-    #[test]
-    fn msvc_versions_sort_numerically() {
-        let mut dirs = vec![PathBuf::from("14.9.0"), PathBuf::from("14.38.33130"), PathBuf::from("14.100")];
-        dirs.sort_by_key(|p| std::cmp::Reverse(version_key(p)));
-        assert_eq!(dirs, [PathBuf::from("14.100"), PathBuf::from("14.38.33130"), PathBuf::from("14.9.0")]);
-    }
-}
+mod tests;
