@@ -55,9 +55,13 @@ cleanup() {
   rm -rf "$temp"
 }
 trap cleanup EXIT
-# The private prefix: hard links to the cached system files, real copies of what Wine rewrites (the
-# registry), and the stand-in DLL.
-cp -al "$cache/prefix" "$WINEPREFIX"
+# The private prefix: hard links to the cached system files (a full copy when the temporary
+# directory is on another file system), real copies of what Wine rewrites (the registry), and the
+# stand-in DLL.
+if ! cp -al "$cache/prefix" "$WINEPREFIX" 2>/dev/null; then
+  rm -rf "$WINEPREFIX"
+  cp -a "$cache/prefix" "$WINEPREFIX"
+fi
 for reg in "$WINEPREFIX"/*.reg; do
   cp --remove-destination "$cache/prefix/$(basename "$reg")" "$reg"
 done
