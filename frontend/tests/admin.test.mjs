@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { browserMissing, launch } from "./harness/browser.mjs";
+import { browserMissing, browserScript } from "./harness/browser.mjs";
 import { adminGroup, alive, binaryMissing, freePort, Instance, openAdmin, waitFor } from "./harness/forgemcp.mjs";
 import { artifacts } from "./harness/page.mjs";
 import { assets } from "./harness/server.mjs";
@@ -65,15 +65,30 @@ before(async () => {
   writeFileSync(env.external, "outside the workspace\n");
   env.a = await new Instance(env.group, env.wsA, env.port, ["--toolset", "slowset", `cmake=${bin}/cmake`, `ninja=${bin}/ninja`]).initialize();
   env.b = await new Instance(env.group, env.wsB, env.port).initialize();
-  const browser = await launch();
+  env.browser = browserScript(env.group.base, await freePort());
+  env.errors = [];
+});
+
+/** The first sign-in, exactly as a person does it: `--open-admin` starts the browser on its page. */
+async function signInThroughOpenAdmin() {
+  const opened = openAdmin(env.group, { browser: env.browser.script });
+  assert.equal(opened.status, 0, opened.stderr);
+  assert.match(opened.stderr, /opened the admin panel in your browser/);
+  assert.doesNotMatch(opened.stdout + opened.stderr, /token=/, "--open-admin never prints the token");
+  const browser = await env.browser.connect();
   env.context = browser.context;
   env.close = browser.close;
-  env.page = await env.context.newPage();
+  const page = await waitFor(() => env.context.pages().find((p) => p.url() === env.publicUrl), {
+    timeout: 60_000,
+    what: "the browser to reach the panel",
+  });
   // A busy 2-core CI machine can take well over Playwright's 30 s default for the nested widget frames.
-  env.page.setDefaultTimeout(90_000);
-  env.errors = [];
-  env.page.on("pageerror", (error) => env.errors.push(error.message));
-});
+  page.setDefaultTimeout(90_000);
+  page.on("pageerror", (error) => env.errors.push(error.message));
+  await page.setViewportSize({ width: 720, height: 460 });
+  await page.getByTestId("hub-state").filter({ hasText: "Hub connected" }).waitFor();
+  env.page = page;
+}
 
 after(async () => {
   await env.close?.();
@@ -109,16 +124,23 @@ describe("the admin panel against real instances and a real Hub", { skip }, () =
     env.publicUrl = urlA;
   });
 
+  test("--open-admin signs the browser it starts in", async () => {
+    await signInThroughOpenAdmin();
+    const address = await env.page.evaluate(() => location.href);
+    assert.equal(address, env.publicUrl, "the token left the address bar");
+    await env.page.reload();
+    await env.page.getByTestId("hub-state").filter({ hasText: "Hub connected" }).waitFor();
+  });
+
   test("the public address alone signs nobody in", async () => {
-    const page = await env.context.newPage();
+    const page = await env.context.browser().newContext().then((c) => c.newPage());
     const response = await page.goto(env.publicUrl);
     assert.equal(response.status(), 401);
     assert.match(await page.locator("body").innerText(), /forgemcp --open-admin/);
-    await page.close();
+    await page.context().close();
   });
 
   test("two instances on two workspaces appear as two tabs", async () => {
-    await login(env.page);
     await waitFor(async () => (await env.page.getByTestId("instance-tab").count()) === 2, { what: "two tabs" });
     await tab(env.page, "alpha").waitFor();
     await tab(env.page, "beta").waitFor();
@@ -129,7 +151,8 @@ describe("the admin panel against real instances and a real Hub", { skip }, () =
   test("a login link works once", async () => {
     const { url } = openAdmin(env.group);
     const first = await fetch(url, { redirect: "manual" });
-    assert.equal(first.status, 303);
+    assert.equal(first.status, 200, "a same-origin page moves on to the panel");
+    assert.match(await first.text(), /<meta http-equiv="refresh" content="0;url=\/">/);
     assert.match(first.headers.get("set-cookie") ?? "", new RegExp(`^forgemcp_session_${env.port}=.+; HttpOnly; SameSite=Strict; Path=/$`));
     const again = await fetch(url, { redirect: "manual" });
     assert.equal(again.status, 403);
