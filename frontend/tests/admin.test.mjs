@@ -52,6 +52,25 @@ async function login(page) {
   return opened.url;
 }
 
+/** A widget's rendered header inside a locator's widget box. */
+const widgetHeader = (within) => within.frameLocator('[data-testid="widget-box"] iframe').frameLocator("iframe").locator("header h1");
+
+const STATUS_TOOLS = ["processes_overview", "toolsets_list", "cmake_profiles", "clangd_configurations"];
+
+/** The panel's views and what shows each has rendered. */
+const VIEWS = [
+  ["History", (page) => widgetHeader(page.getByTestId("call-detail")).waitFor()],
+  ["Tools", (page) => page.getByTestId("tool-detail").waitFor()],
+  ["Resources", (page) => page.getByTestId("resource-uri").waitFor()],
+  [
+    "Status",
+    async (page) => {
+      for (const tool of STATUS_TOOLS) await widgetHeader(page.locator(`[data-testid="status-section"][data-tool="${tool}"]`)).waitFor();
+    },
+  ],
+  ["Settings", (page) => page.getByTestId("settings").waitFor()],
+];
+
 const tab = (page, name) => page.getByTestId("instance-tab").filter({ hasText: name });
 
 before(async () => {
@@ -333,6 +352,73 @@ describe("the admin panel against real instances and a real Hub", { skip }, () =
     await waitFor(async () => luminance(await background()) < 128, { what: "a dark widget" });
     await page.emulateMedia({ colorScheme: "light" });
     await waitFor(async () => luminance(await background()) > 128, { what: "a light widget again" });
+  });
+
+  test("the views: catalog filter, descriptions and prefill; status widgets; readable settings; references; both themes and widths", async () => {
+    const page = env.page;
+    await tab(page, "alpha").click();
+    const instance = page.getByTestId("instance");
+    if (!(await page.getByTestId("controls-toggle").isChecked())) await page.getByTestId("controls-toggle").check();
+
+    await instance.getByRole("tab", { name: "Tools" }).click();
+    await page.getByTestId("tool-filter").fill("edit_file");
+    await waitFor(async () => (await page.getByTestId("tool").count()) === 1, { what: "one tool left by the filter" });
+    const description = page.getByTestId("tool-description");
+    assert.doesNotMatch(await description.innerText(), /`/, "code spans are rendered, not raw backticks");
+    assert.ok((await description.locator("code").count()) > 0);
+    const { tools } = await env.a.request("tools/list");
+    const required = tools.find((t) => t.name === "workspace_edit_file").inputSchema.required;
+    const prefilled = JSON.parse(await page.getByTestId("call-arguments").inputValue());
+    assert.deepEqual(Object.keys(prefilled).sort(), [...required].sort(), "the required arguments are filled in");
+    await page.getByTestId("tool-filter").fill("");
+
+    await instance.getByRole("tab", { name: "Status" }).click();
+    for (const tool of STATUS_TOOLS) await widgetHeader(page.locator(`[data-testid="status-section"][data-tool="${tool}"]`)).waitFor();
+    assert.doesNotMatch(await page.getByTestId("status").innerText(), /\d{2}:\d{2}:\d{2}\.\d{3,}|\d{4}-\d{2}-\d{2}T/, "readable times only");
+
+    await instance.getByRole("tab", { name: "Settings" }).click();
+    const settings = await page.getByTestId("settings").locator("table.fields").first().innerText();
+    assert.doesNotMatch(settings, /PlainProfile|QualifiedPath|[{}]/, "no Debug dumps or raw JSON");
+    assert.match(settings, /Workspace storage/);
+
+    await instance.getByRole("tab", { name: "Resources" }).click();
+    await page.getByTestId("resource-uri").fill("forgemcp://processes");
+    await page.getByTestId("resource-read").click();
+    const reference = page.getByTestId("process-ref").first();
+    const target = (await reference.innerText()).trim();
+    await reference.click();
+    await page.getByTestId("resource-result").locator(".mono.sub").filter({ hasText: target }).waitFor();
+    assert.match(await page.getByTestId("resource-result").innerText(), /Outcome|Executable/i);
+
+    await instance.getByRole("tab", { name: "History" }).click();
+    await page.getByTestId("history-entry").filter({ hasText: "toolset_get" }).first().click();
+    for (const row of await page.getByTestId("progress").locator("li").allInnerTexts()) {
+      assert.doesNotMatch(row, /UTC\s+0(\s|$)/, `no bare counter: ${row}`);
+    }
+
+    await page.getByTestId("history-entry").filter({ hasText: "workspace_text_search" }).first().click();
+
+    // Every view, light and dark, wide and narrow; tool names stay whole down to 360 px.
+    for (const width of [1280, 420, 360]) {
+      // Tall enough that every widget frame is painted (frames below the fold may not be).
+      await page.setViewportSize({ width, height: 2400 });
+      for (const name of await page.locator('[data-testid="history-entry"] .name').all()) {
+        assert.ok(await name.evaluate((n) => n.scrollWidth <= n.clientWidth + 1), `a whole tool name at ${width} px`);
+      }
+      if (width === 360) continue;
+      for (const scheme of ["light", "dark"]) {
+        await page.emulateMedia({ colorScheme: scheme });
+        for (const [view, ready] of VIEWS) {
+          await instance.getByRole("tab", { name: view }).click();
+          await ready(page);
+          await shoot(page, `${view.toLowerCase()}-${scheme}-${width}`);
+          assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth), `${view} fits ${width} px`);
+        }
+      }
+    }
+    await page.emulateMedia({ colorScheme: "light" });
+    await page.setViewportSize({ width: 720, height: 460 });
+    await instance.getByRole("tab", { name: "History" }).click();
   });
 
   test("killing the Hub shows instances reconnecting and a new Hub takes them back", async () => {

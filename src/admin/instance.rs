@@ -73,7 +73,7 @@ impl InstanceInfo {
             workspace: config.workspace_root().to_path_buf(),
             storage: config.storage_root().to_path_buf(),
             started_at: Utc::now(),
-            settings: settings(config, admin),
+            settings: super::settings::settings(config, admin),
         }
     }
 }
@@ -86,32 +86,6 @@ pub fn random_hex() -> String {
             .to_le_bytes();
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The startup settings as the panel shows them.
-pub fn settings(config: &ServeConfig, admin: &AdminConfig) -> Value {
-    json!({
-        "workspace": config.workspace_root().display().to_string(),
-        "workspace_storage": config.storage_root().display().to_string(),
-        "progress_interval_seconds": config.progress_interval().as_secs_f64(),
-        "toolsets": config.toolsets().iter().map(|toolset| json!({
-            "name": toolset.name,
-            "tools": toolset.tools.iter().map(|tool| json!({
-                "tool": tool.spec.name,
-                "path": tool.path.display().to_string(),
-            })).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "cmake_toolset": config.cmake_toolset(),
-        "cmake_profiles": config.cmake_profiles().iter().map(|profile| json!({
-            "name": profile.name,
-            "toolset": profile.toolset,
-            "configuration": profile.configuration,
-            "build_directory": profile.build_directory().map(ToString::to_string),
-            "details": format!("{:?}", profile.kind),
-        })).collect::<Vec<_>>(),
-        "admin_ipc": admin.ipc_name(),
-        "admin_port": admin.port(),
-    })
 }
 
 /// How to start a Hub when none answers.

@@ -69,7 +69,7 @@ function TreeView({ tree }: { tree: DirectoryTree }) {
   const shown = prune(tree.entries, query);
   return (
     <Body bar={<Filter value={query} onInput={setQuery} placeholder="Filter names" />}>
-      <div class="item mono">
+      <div class="item mono tree-root">
         {tree.path}
         <Copy text={tree.path} title="Copy path" />
       </div>

@@ -1,6 +1,7 @@
 // Debian's Chromium driven by playwright-core (no browser download). Without the binary the browser
 // tests fail under CI and are skipped, loudly, elsewhere.
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -44,6 +45,14 @@ export async function launch() {
   };
 }
 
+/** Whether something still answers on a loopback port. */
+const listening = (port) =>
+  new Promise((ok) => {
+    const socket = connect(port, "127.0.0.1");
+    socket.once("connect", () => (socket.destroy(), ok(true)));
+    socket.once("error", () => ok(false));
+  });
+
 /**
  * What a person does: `forgemcp --open-admin` (run by `openAdmin`) with `$BROWSER` set to a script
  * that starts Debian's Chromium on the argument it is given. The script opens a DevTools port so the
@@ -72,8 +81,12 @@ export function browserScript(dir, debugPort) {
             browser,
             context: browser.contexts()[0],
             close: async () => {
+              // Disconnecting leaves a browser we did not launch running: ask it to quit.
+              const session = await browser.newBrowserCDPSession().catch(() => null);
+              await session?.send("Browser.close").catch(() => {});
               await browser.close().catch(() => {});
-              rmSync(profile, { recursive: true, force: true });
+              for (let i = 0; i < 100 && (await listening(debugPort)); i++) await new Promise((ok) => setTimeout(ok, 100));
+              rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
               rmSync(`${profile}.log`, { force: true });
             },
           };
