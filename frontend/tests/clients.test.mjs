@@ -2,7 +2,8 @@
 // installed from the pinned lockfile in tests/clients/ into a temporary home, ForgeMCP is added with
 // their one-line `mcp add` commands (absolute paths), and `claude mcp list` must report it connected
 // (it starts the server and initializes it) while `codex mcp list` must list it. Neither needs a
-// login. The install downloads the CLIs from the npm registry, so this runs under CI or with
+// login. The MCP Inspector's CLI, from the same lockfile, must print no warning (such as a schema
+// format it does not know) for tools/list and a call. The install downloads the CLIs from the npm registry, so this runs under CI or with
 // FORGEMCP_HEAVY_TESTS=1.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -83,5 +84,30 @@ describe("the client CLIs from the lockfile", { skip }, () => {
     assert.ok(row.includes(binary) && row.includes(env.project) && /\benabled\b/.test(row), row);
     const config = readFileSync(join(env.vars.CODEX_HOME, "config.toml"), "utf8");
     assert.match(config, /\[mcp_servers\.forgemcp\]/);
+  });
+});
+
+describe("the MCP Inspector CLI from the lockfile", { skip }, () => {
+  test("tools/list and tools/call print no warnings", () => {
+    const inspect = (...args) => {
+      const [method, ...rest] = args;
+      const result = spawnSync(bin("mcp-inspector"), ["--cli", ...env.server, "--method", method, ...rest], {
+        cwd: env.project,
+        env: env.vars,
+        encoding: "utf8",
+        timeout: 120_000,
+      });
+      assert.equal(result.status, 0, `${args.join(" ")}: ${result.stderr}`);
+      // The server's own stderr lines (the panel line) come through; nothing else may.
+      const other = result.stderr.split("\n").filter((line) => line.trim() && !line.startsWith("forgemcp: "));
+      assert.deepEqual(other, [], `no warnings for ${args.join(" ")}`);
+      return JSON.parse(result.stdout);
+    };
+    // --strict spells out every schema portability finding (formats, type lists, …).
+    const { tools } = inspect("tools/list", "--strict");
+    assert.ok(tools.length > 20, "every tool is listed");
+    const called = inspect("tools/call", "--tool-name", "workspace_list");
+    assert.equal(called.isError, false);
+    assert.equal(called.structuredContent.path, "project/");
   });
 });

@@ -17,6 +17,7 @@ mod mutation_tools;
 pub mod process_tools;
 pub mod registry;
 pub mod resources;
+pub mod schema;
 mod search_tools;
 pub mod stdio;
 mod tasks;

@@ -149,13 +149,13 @@ impl Registry {
         Fut: Future<Output = Result<ToolOutput<R>, ToolError>> + Send + 'static,
     {
         let input_schema = schema_for_input::<A>().unwrap_or_else(|e| panic!("input schema of {}: {e}", spec.name));
-        let input_schema = Arc::new(compact_schema(&input_schema));
+        let input_schema = Arc::new(super::schema::input_schema(&input_schema));
         let mut meta = MetaObject::new();
         meta.insert("ui".into(), json!({ "resourceUri": spec.widget.uri() }));
         meta.insert("ui/resourceUri".into(), json!(spec.widget.uri()));
         let tool = Tool::new(spec.name, spec.description, input_schema)
             .with_title(spec.title)
-            .with_raw_output_schema(Arc::new(standard_formats(&schema_for_output::<R>())))
+            .with_raw_output_schema(Arc::new(super::schema::output_schema(&schema_for_output::<R>())))
             .with_annotations(spec.annotations.to_rmcp(spec.title))
             .with_icons(vec![spec.icon.to_rmcp()])
             .with_meta(meta);
@@ -199,110 +199,6 @@ impl Registry {
     }
 }
 
-/// Removes what costs the model context without telling it anything: the `$schema` dialect URI,
-/// `"default": null` on optional arguments, and the doc text of shared `$defs` (the referring
-/// argument and the definition's own fields describe them); and makes the formats standard
-/// ([`standard_formats`]). Argument decoding is unaffected.
-fn compact_schema(schema: &JsonObject) -> JsonObject {
-    fn compact(value: &Value) -> Value {
-        match value {
-            Value::Object(map) => Value::Object(compact_object(map)),
-            Value::Array(items) => Value::Array(items.iter().map(compact).collect()),
-            other => other.clone(),
-        }
-    }
-    fn compact_object(map: &JsonObject) -> JsonObject {
-        map.iter()
-            .filter(|(key, value)| match key.as_str() {
-                "$schema" => false,
-                "default" => !value.is_null(),
-                _ => true,
-            })
-            .map(|(key, value)| (key.clone(), compact(value)))
-            .collect()
-    }
-    let mut res = compact_object(schema);
-    if let Some(Value::Object(defs)) = res.get_mut("$defs") {
-        for def in defs.values_mut() {
-            if let Value::Object(def) = def {
-                def.remove("description");
-            }
-        }
-    }
-    standard_formats(&res)
-}
-
-/// The `format` values JSON Schema 2020-12 defines (§7.3 of its validation vocabulary).
-pub const STANDARD_FORMATS: [&str; 19] = [
-    "date-time",
-    "date",
-    "time",
-    "duration",
-    "email",
-    "idn-email",
-    "hostname",
-    "idn-hostname",
-    "ipv4",
-    "ipv6",
-    "uri",
-    "uri-reference",
-    "iri",
-    "iri-reference",
-    "uuid",
-    "uri-template",
-    "json-pointer",
-    "relative-json-pointer",
-    "regex",
-];
-
-/// Replaces schemars' numeric `format` names (`uint32`, `int64`, `double`, …: not JSON Schema
-/// 2020-12, so SDK clients warn about every one) by what they mean: the integer range of the
-/// narrow widths as `minimum`/`maximum` (64-bit ones only keep schemars' `minimum: 0` of unsigned
-/// types; their bounds are beyond what JSON numbers carry exactly). Any other unknown format goes too.
-pub fn standard_formats(schema: &JsonObject) -> JsonObject {
-    let mut res = JsonObject::new();
-    let mut range: Option<(i64, i64)> = None;
-    for (key, value) in schema {
-        let value = match value {
-            Value::Object(map) => Value::Object(standard_formats(map)),
-            Value::Array(items) => Value::Array(
-                items
-                    .iter()
-                    .map(|item| match item {
-                        Value::Object(map) => Value::Object(standard_formats(map)),
-                        other => other.clone(),
-                    })
-                    .collect(),
-            ),
-            other => other.clone(),
-        };
-        if key == "format" && value.is_string() && !STANDARD_FORMATS.contains(&value.as_str().unwrap_or_default()) {
-            range = value.as_str().and_then(integer_range);
-            continue;
-        }
-        res.insert(key.clone(), value);
-    }
-    // Only where the keyword is a schema's `format` (a property named "format" is an object).
-    if let Some((min, max)) = range {
-        res.entry("minimum").or_insert(json!(min));
-        res.entry("maximum").or_insert(json!(max));
-    }
-    res
-}
-
-/// The range of schemars' 8- to 32-bit integer formats.
-fn integer_range(format: &str) -> Option<(i64, i64)> {
-    Some(match format {
-        "int8" => (i8::MIN.into(), i8::MAX.into()),
-        "int16" => (i16::MIN.into(), i16::MAX.into()),
-        "int32" => (i32::MIN.into(), i32::MAX.into()),
-        "uint8" => (0, u8::MAX.into()),
-        "uint16" => (0, u16::MAX.into()),
-        "uint32" => (0, u32::MAX.into()),
-        _ => return None,
-    })
-}
-
 /// Decodes tool arguments, naming the offending argument in the error.
 fn decode_arguments<A: DeserializeOwned>(args: JsonObject) -> Result<A, String> {
     let value = Value::Object(args);
@@ -339,22 +235,6 @@ mod tests {
         let args = json!({ "path": "x", "dpeth": 1 }).as_object().cloned().unwrap();
         let err = decode_arguments::<Args>(args).err().unwrap();
         assert!(err.contains("unknown field `dpeth`"), "{err}");
-    }
-
-    #[test]
-    fn numeric_formats_become_ranges() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "n": { "type": "integer", "format": "uint32", "minimum": 0 },
-                "big": { "type": ["integer", "null"], "format": "uint64", "minimum": 0 },
-                "ratio": { "type": "number", "format": "double" },
-                "format": { "type": "string", "format": "uri" },
-            },
-        });
-        let res = standard_formats(schema.as_object().unwrap());
-        expect_test::expect![[r#"{"properties":{"big":{"minimum":0,"type":["integer","null"]},"format":{"format":"uri","type":"string"},"n":{"maximum":4294967295,"minimum":0,"type":"integer"},"ratio":{"type":"number"}},"type":"object"}"#]]
-        .assert_eq(&Value::Object(res).to_string());
     }
 
     #[test]
