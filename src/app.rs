@@ -85,6 +85,9 @@ pub async fn serve_stdio(config: &ServeConfig, admin: &AdminConfig, admin_env: &
     let running = server.clone().serve(transport).await.context("MCP session did not start")?;
     // Only now: discovery launches processes and must never delay `initialize`.
     services.toolchain.start_discovery();
+    if let (Some(link), Some(peer)) = (&admin_link, running.peer().peer_info()) {
+        link.set_client(format!("{} {}", peer.client_info.name, peer.client_info.version));
+    }
     let session = async {
         let reason = running.waiting().await;
         tracing::info!(?reason, "MCP session ended");

@@ -163,6 +163,8 @@ describe("the admin panel against real instances and a real Hub", { skip }, () =
     await waitFor(async () => (await env.page.getByTestId("instance-tab").count()) === 2, { what: "two tabs" });
     await tab(env.page, "alpha").waitFor();
     await tab(env.page, "beta").waitFor();
+    // The instances joined at start-up; the tab names the MCP client once it initialized.
+    await tab(env.page, "alpha").getByTestId("instance-client").filter({ hasText: "forgemcp-browser-tests 0" }).waitFor();
     const url = env.page.url();
     assert.equal(url, env.publicUrl, "the token left the address bar");
   });

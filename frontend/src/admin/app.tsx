@@ -96,7 +96,10 @@ export function App() {
               title={instance.workspace}
               onClick={() => setSelected(instance.instance_id)}
             >
-              {basename(instance.workspace)} <span class="sub">pid {instance.pid}</span>
+              {basename(instance.workspace)}{" "}
+              <span class="sub" data-testid="instance-client">
+                {instance.client ?? "waiting for a client"} · pid {instance.pid}
+              </span>
               {state === "reconnecting" && <span class="pill warn">reconnecting</span>}
             </button>
           );
