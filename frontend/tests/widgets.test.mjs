@@ -194,6 +194,16 @@ describe("widget behaviour", { skip }, () => {
       await frame.locator("li .copy[data-copied]").first().waitFor();
     }));
 
+  test("tree: the file list's copy icons show on hover only too", () =>
+    withWidget({ widget: "workspace-tree", fixture: "find-files" }, async ({ frame }) => {
+      const copy = frame.locator("li.item .copy").first();
+      const opacity = () => copy.evaluate((c) => getComputedStyle(c).opacity);
+      await frame.locator("header h1").hover();
+      assert.equal(await opacity(), "0");
+      await frame.locator("li.item").first().hover();
+      await waitUntil(async () => (await opacity()) === "1", "the hovered file's copy icon");
+    }));
+
   test("file: separate line numbers, horizontal scrolling, wrap toggle, find", () =>
     withWidget({ widget: "workspace-file", fixture: "read" }, async ({ frame }) => {
       assert.equal(await frame.locator(".code .ln").first().innerText(), "1");

@@ -84,7 +84,7 @@ function FilesView({ files }: { files: FilePaths["files"] }) {
   return (
     <Body bar={<Filter value={query} onInput={setQuery} placeholder="Filter paths" />}>
       {shown.length ? (
-        <ul class="list">
+        <ul class="list paths">
           {shown.map((f) => (
             <li class="item" key={f.path}>
               <span class="mono v">{find(f.path, query)}</span>
