@@ -2,13 +2,14 @@
 //! on stdio, and shuts everything down in order.
 //!
 //! Architecture invariant: nothing slow happens before the stdio transport starts; `initialize` is
-//! answered immediately. The admin link joins the Hub in the background afterwards; failing to reach
-//! or start a Hub is a warning, never fatal.
+//! answered immediately. The admin link joins the Hub in the background from the start (so the
+//! panel line appears before any client connects); failing to reach or start a Hub is a warning,
+//! never fatal. Started from a terminal, the server says at once that it waits for a client.
 //! Architecture invariant: stdin EOF starts the shutdown at once (clangd gets half a second to exit
 //! politely, then every process tree is killed), without waiting for rmcp, which lets calls still in
 //! flight finish for up to 5 s; no process of any tree is alive a second after EOF.
 
-use std::io;
+use std::io::{self, Write as _};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -68,6 +69,9 @@ fn clangd_context(context: &CompilationContext) -> ContextSpec {
 /// Serves MCP on stdin/stdout until the client closes stdin or the process is interrupted; unless
 /// `--no-admin`, joins the admin Hub of its group in the background.
 pub async fn serve_stdio(config: &ServeConfig, admin: &AdminConfig, admin_env: &AdminEnv) -> anyhow::Result<()> {
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        let _ = writeln!(std::io::stderr().lock(), "{TERMINAL_LINE}");
+    }
     let services = build_services(config);
     let server = ForgeServer::new(services.clone(), config.progress_interval());
     // Before the transport: every call, even the first, is in the panel's history.
@@ -76,10 +80,14 @@ pub async fn serve_stdio(config: &ServeConfig, admin: &AdminConfig, admin_env: &
     let input_ended = CancellationToken::new();
     let stdin = EndReporting { inner: tokio::io::stdin(), ended: input_ended.clone() };
     let (transport, guard) = crate::server::stdio::guard(stdin, tokio::io::stdout());
+    // In the background: the panel line appears now, not only once a client initializes.
+    let admin_link = history.and_then(|history| start_admin_link(&server, history, config, admin, admin_env));
     let running = server.clone().serve(transport).await.context("MCP session did not start")?;
     // Only now: discovery launches processes and must never delay `initialize`.
     services.toolchain.start_discovery();
-    let admin_link = history.and_then(|history| start_admin_link(&server, history, config, admin, admin_env));
+    if let (Some(link), Some(peer)) = (&admin_link, running.peer().peer_info()) {
+        link.set_client(format!("{} {}", peer.client_info.name, peer.client_info.version));
+    }
     let session = async {
         let reason = running.waiting().await;
         tracing::info!(?reason, "MCP session ended");
@@ -110,6 +118,10 @@ pub async fn serve_stdio(config: &ServeConfig, admin: &AdminConfig, admin_env: &
     }
     Ok(())
 }
+
+/// What a person who started the server in a terminal reads first.
+pub const TERMINAL_LINE: &str = "forgemcp: this is an MCP server; it waits for an MCP client on stdin \
+(JSON-RPC). Connect a client such as Claude Code or Codex as the README section \"Connect Codex or Claude Code\" explains.";
 
 /// How long clangd may take to exit politely at the end of the session.
 const CLANGD_GRACE: Duration = Duration::from_millis(500);

@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { browserMissing, launch } from "./harness/browser.mjs";
+import { browserMissing, browserScript } from "./harness/browser.mjs";
 import { adminGroup, alive, binaryMissing, freePort, Instance, openAdmin, waitFor } from "./harness/forgemcp.mjs";
 import { artifacts } from "./harness/page.mjs";
 import { assets } from "./harness/server.mjs";
@@ -52,6 +52,25 @@ async function login(page) {
   return opened.url;
 }
 
+/** A widget's rendered header inside a locator's widget box. */
+const widgetHeader = (within) => within.frameLocator('[data-testid="widget-box"] iframe').frameLocator("iframe").locator("header h1");
+
+const STATUS_TOOLS = ["processes_overview", "toolsets_list", "cmake_profiles", "clangd_configurations"];
+
+/** The panel's views and what shows each has rendered. */
+const VIEWS = [
+  ["History", (page) => widgetHeader(page.getByTestId("call-detail")).waitFor()],
+  ["Tools", (page) => page.getByTestId("tool-detail").waitFor()],
+  ["Resources", (page) => page.getByTestId("resource-uri").waitFor()],
+  [
+    "Status",
+    async (page) => {
+      for (const tool of STATUS_TOOLS) await widgetHeader(page.locator(`[data-testid="status-section"][data-tool="${tool}"]`)).waitFor();
+    },
+  ],
+  ["Settings", (page) => page.getByTestId("settings").waitFor()],
+];
+
 const tab = (page, name) => page.getByTestId("instance-tab").filter({ hasText: name });
 
 before(async () => {
@@ -65,15 +84,30 @@ before(async () => {
   writeFileSync(env.external, "outside the workspace\n");
   env.a = await new Instance(env.group, env.wsA, env.port, ["--toolset", "slowset", `cmake=${bin}/cmake`, `ninja=${bin}/ninja`]).initialize();
   env.b = await new Instance(env.group, env.wsB, env.port).initialize();
-  const browser = await launch();
+  env.browser = browserScript(env.group.base, await freePort());
+  env.errors = [];
+});
+
+/** The first sign-in, exactly as a person does it: `--open-admin` starts the browser on its page. */
+async function signInThroughOpenAdmin() {
+  const opened = openAdmin(env.group, { browser: env.browser.script });
+  assert.equal(opened.status, 0, opened.stderr);
+  assert.match(opened.stderr, /opened the admin panel in your browser/);
+  assert.doesNotMatch(opened.stdout + opened.stderr, /token=/, "--open-admin never prints the token");
+  const browser = await env.browser.connect();
   env.context = browser.context;
   env.close = browser.close;
-  env.page = await env.context.newPage();
+  const page = await waitFor(() => env.context.pages().find((p) => p.url() === env.publicUrl), {
+    timeout: 60_000,
+    what: "the browser to reach the panel",
+  });
   // A busy 2-core CI machine can take well over Playwright's 30 s default for the nested widget frames.
-  env.page.setDefaultTimeout(90_000);
-  env.errors = [];
-  env.page.on("pageerror", (error) => env.errors.push(error.message));
-});
+  page.setDefaultTimeout(90_000);
+  page.on("pageerror", (error) => env.errors.push(error.message));
+  await page.setViewportSize({ width: 720, height: 460 });
+  await page.getByTestId("hub-state").filter({ hasText: "Hub connected" }).waitFor();
+  env.page = page;
+}
 
 after(async () => {
   await env.close?.();
@@ -109,19 +143,28 @@ describe("the admin panel against real instances and a real Hub", { skip }, () =
     env.publicUrl = urlA;
   });
 
+  test("--open-admin signs the browser it starts in", async () => {
+    await signInThroughOpenAdmin();
+    const address = await env.page.evaluate(() => location.href);
+    assert.equal(address, env.publicUrl, "the token left the address bar");
+    await env.page.reload();
+    await env.page.getByTestId("hub-state").filter({ hasText: "Hub connected" }).waitFor();
+  });
+
   test("the public address alone signs nobody in", async () => {
-    const page = await env.context.newPage();
+    const page = await env.context.browser().newContext().then((c) => c.newPage());
     const response = await page.goto(env.publicUrl);
     assert.equal(response.status(), 401);
     assert.match(await page.locator("body").innerText(), /forgemcp --open-admin/);
-    await page.close();
+    await page.context().close();
   });
 
   test("two instances on two workspaces appear as two tabs", async () => {
-    await login(env.page);
     await waitFor(async () => (await env.page.getByTestId("instance-tab").count()) === 2, { what: "two tabs" });
     await tab(env.page, "alpha").waitFor();
     await tab(env.page, "beta").waitFor();
+    // The instances joined at start-up; the tab names the MCP client once it initialized.
+    await tab(env.page, "alpha").getByTestId("instance-client").filter({ hasText: "forgemcp-browser-tests 0" }).waitFor();
     const url = env.page.url();
     assert.equal(url, env.publicUrl, "the token left the address bar");
   });
@@ -129,7 +172,8 @@ describe("the admin panel against real instances and a real Hub", { skip }, () =
   test("a login link works once", async () => {
     const { url } = openAdmin(env.group);
     const first = await fetch(url, { redirect: "manual" });
-    assert.equal(first.status, 303);
+    assert.equal(first.status, 200, "a same-origin page moves on to the panel");
+    assert.match(await first.text(), /<meta http-equiv="refresh" content="0;url=\/">/);
     assert.match(first.headers.get("set-cookie") ?? "", new RegExp(`^forgemcp_session_${env.port}=.+; HttpOnly; SameSite=Strict; Path=/$`));
     const again = await fetch(url, { redirect: "manual" });
     assert.equal(again.status, 403);
@@ -310,6 +354,73 @@ describe("the admin panel against real instances and a real Hub", { skip }, () =
     await waitFor(async () => luminance(await background()) < 128, { what: "a dark widget" });
     await page.emulateMedia({ colorScheme: "light" });
     await waitFor(async () => luminance(await background()) > 128, { what: "a light widget again" });
+  });
+
+  test("the views: catalog filter, descriptions and prefill; status widgets; readable settings; references; both themes and widths", async () => {
+    const page = env.page;
+    await tab(page, "alpha").click();
+    const instance = page.getByTestId("instance");
+    if (!(await page.getByTestId("controls-toggle").isChecked())) await page.getByTestId("controls-toggle").check();
+
+    await instance.getByRole("tab", { name: "Tools" }).click();
+    await page.getByTestId("tool-filter").fill("edit_file");
+    await waitFor(async () => (await page.getByTestId("tool").count()) === 1, { what: "one tool left by the filter" });
+    const description = page.getByTestId("tool-description");
+    assert.doesNotMatch(await description.innerText(), /`/, "code spans are rendered, not raw backticks");
+    assert.ok((await description.locator("code").count()) > 0);
+    const { tools } = await env.a.request("tools/list");
+    const required = tools.find((t) => t.name === "workspace_edit_file").inputSchema.required;
+    const prefilled = JSON.parse(await page.getByTestId("call-arguments").inputValue());
+    assert.deepEqual(Object.keys(prefilled).sort(), [...required].sort(), "the required arguments are filled in");
+    await page.getByTestId("tool-filter").fill("");
+
+    await instance.getByRole("tab", { name: "Status" }).click();
+    for (const tool of STATUS_TOOLS) await widgetHeader(page.locator(`[data-testid="status-section"][data-tool="${tool}"]`)).waitFor();
+    assert.doesNotMatch(await page.getByTestId("status").innerText(), /\d{2}:\d{2}:\d{2}\.\d{3,}|\d{4}-\d{2}-\d{2}T/, "readable times only");
+
+    await instance.getByRole("tab", { name: "Settings" }).click();
+    const settings = await page.getByTestId("settings").locator("table.fields").first().innerText();
+    assert.doesNotMatch(settings, /PlainProfile|QualifiedPath|[{}]/, "no Debug dumps or raw JSON");
+    assert.match(settings, /Workspace storage/);
+
+    await instance.getByRole("tab", { name: "Resources" }).click();
+    await page.getByTestId("resource-uri").fill("forgemcp://processes");
+    await page.getByTestId("resource-read").click();
+    const reference = page.getByTestId("process-ref").first();
+    const target = (await reference.innerText()).trim();
+    await reference.click();
+    await page.getByTestId("resource-result").locator(".mono.sub").filter({ hasText: target }).waitFor();
+    assert.match(await page.getByTestId("resource-result").innerText(), /Outcome|Executable/i);
+
+    await instance.getByRole("tab", { name: "History" }).click();
+    await page.getByTestId("history-entry").filter({ hasText: "toolset_get" }).first().click();
+    for (const row of await page.getByTestId("progress").locator("li").allInnerTexts()) {
+      assert.doesNotMatch(row, /UTC\s+0(\s|$)/, `no bare counter: ${row}`);
+    }
+
+    await page.getByTestId("history-entry").filter({ hasText: "workspace_text_search" }).first().click();
+
+    // Every view, light and dark, wide and narrow; tool names stay whole down to 360 px.
+    for (const width of [1280, 420, 360]) {
+      // Tall enough that every widget frame is painted (frames below the fold may not be).
+      await page.setViewportSize({ width, height: 2400 });
+      for (const name of await page.locator('[data-testid="history-entry"] .name').all()) {
+        assert.ok(await name.evaluate((n) => n.scrollWidth <= n.clientWidth + 1), `a whole tool name at ${width} px`);
+      }
+      if (width === 360) continue;
+      for (const scheme of ["light", "dark"]) {
+        await page.emulateMedia({ colorScheme: scheme });
+        for (const [view, ready] of VIEWS) {
+          await instance.getByRole("tab", { name: view }).click();
+          await ready(page);
+          await shoot(page, `${view.toLowerCase()}-${scheme}-${width}`);
+          assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth), `${view} fits ${width} px`);
+        }
+      }
+    }
+    await page.emulateMedia({ colorScheme: "light" });
+    await page.setViewportSize({ width: 720, height: 460 });
+    await instance.getByRole("tab", { name: "History" }).click();
   });
 
   test("killing the Hub shows instances reconnecting and a new Hub takes them back", async () => {

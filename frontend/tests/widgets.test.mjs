@@ -36,6 +36,14 @@ async function withWidget(options, check) {
   }
 }
 
+async function waitUntil(check, what) {
+  for (let i = 0; i < 100; i++) {
+    if (await check()) return;
+    await new Promise((ok) => setTimeout(ok, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
 const bodyBackground = (frame) => frame.locator("body").evaluate((b) => getComputedStyle(b).backgroundColor);
 const luminance = (rgb) => rgb.match(/\d+/g).slice(0, 3).reduce((a, b) => a + Number(b), 0) / 3;
 
@@ -95,6 +103,16 @@ async function underlineAt(frame, index, character) {
   return line.locator(".dg").nth(nth);
 }
 
+/** Screenshots at a wide and a narrow width (for review), then back to the default viewport. */
+async function shootWidths(page, name) {
+  const viewport = page.viewportSize();
+  for (const width of [1280, 420]) {
+    await page.setViewportSize({ width, height: 600 });
+    await screenshot(page, `${name}-${width}`);
+  }
+  await page.setViewportSize(viewport);
+}
+
 const widgets = readdirSync(fixtures).sort();
 describe("every widget renders every fixture in both hosts", { skip }, () => {
   for (const widget of widgets) {
@@ -125,9 +143,11 @@ describe("every widget renders every fixture in both hosts", { skip }, () => {
       withWidget({ widget, fixture: readdirSync(join(fixtures, widget))[0].slice(0, -5), theme: "dark" }, async ({ page, frame }) => {
         assert.ok(luminance(await bodyBackground(frame)) < 60, "dark background");
         await screenshot(page, `${widget}-dark`);
+        await shootWidths(page, `${widget}-dark`);
         await page.evaluate(() => window.__setTheme("light"));
         await frame.locator("html[data-theme=light]").waitFor({ state: "attached" });
         assert.ok(luminance(await bodyBackground(frame)) > 200, "light background");
+        await shootWidths(page, `${widget}-light`);
       }));
   }
 });
@@ -165,8 +185,23 @@ describe("widget behaviour", { skip }, () => {
       assert.equal(await frame.getByText("CMakeLists.txt").count(), 0);
       assert.equal(await frame.locator("mark.find").count(), 1);
       const copy = frame.locator("li .copy").first();
+      const opacity = () => copy.evaluate((c) => getComputedStyle(c).opacity);
+      await frame.locator("header h1").hover();
+      assert.equal(await opacity(), "0", "copy icons show on hover only");
+      await copy.locator("xpath=..").hover();
+      await waitUntil(async () => (await opacity()) === "1", "the hovered row's copy icon");
       await copy.click();
       await frame.locator("li .copy[data-copied]").first().waitFor();
+    }));
+
+  test("tree: the file list's copy icons show on hover only too", () =>
+    withWidget({ widget: "workspace-tree", fixture: "find-files" }, async ({ frame }) => {
+      const copy = frame.locator("li.item .copy").first();
+      const opacity = () => copy.evaluate((c) => getComputedStyle(c).opacity);
+      await frame.locator("header h1").hover();
+      assert.equal(await opacity(), "0");
+      await frame.locator("li.item").first().hover();
+      await waitUntil(async () => (await opacity()) === "1", "the hovered file's copy icon");
     }));
 
   test("file: separate line numbers, horizontal scrolling, wrap toggle, find", () =>
@@ -320,12 +355,24 @@ describe("widget behaviour", { skip }, () => {
       const time = frame.locator(".entry .sub span[title]").first();
       assert.equal(await time.innerText(), "7 Sept 2026, 12:45:13 UTC");
       assert.equal(await time.getAttribute("title"), "2026-09-07T12:45:13.623456Z");
+      // stdout, stderr, stdout: three runs; without stderr the two stdout fragments share a header.
+      assert.equal(await frame.locator(".entry").count(), 3);
+      await frame.getByRole("button", { name: "stderr" }).click();
+      assert.equal(await frame.locator(".entry").count(), 1);
+      assert.equal(await frame.locator(".entry .sub .stream-stdout").count(), 1);
+      assert.match(await frame.locator(".entry pre").innerText(), /compiler identification[\s\S]*Configuring done/);
+      await frame.getByRole("button", { name: "stderr" }).click();
       await frame.getByPlaceholder("Filter transcript").fill("warning");
       assert.equal(await frame.locator(".entry").count(), 1);
       await frame.getByRole("tab", { name: "Process" }).click();
       assert.match(await frame.locator(".fields").innerText(), /Work time\s+1\.235 s/);
       await frame.getByRole("tab", { name: "JSON" }).click();
       assert.match(await frame.locator("pre.json").innerText(), /"work_time": 1\.234567/);
+    }));
+
+  test("process details: error lines stand out", () =>
+    withWidget({ widget: "process-details", fixture: "failed-last-lines" }, async ({ frame }) => {
+      assert.equal(await frame.locator(".error-line").first().innerText(), "FAILED: demo");
     }));
 
   test("process overview: running-only filter", () =>

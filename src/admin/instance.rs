@@ -25,14 +25,14 @@ use chrono::{DateTime, Utc};
 use parking_lot::Mutex;
 use rmcp::model::{CallToolRequestParams, RequestMetaObject};
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::history::{History, PANEL_TAG_KEY, timestamp};
 use super::ipc::Endpoint;
-use super::protocol::{self, FrameReader, Hello, HubRequest, Message, Response, write_message};
+use super::protocol::{self, FrameReader, Hello, HubRequest, InstanceEvent, Message, Response, write_message};
 use super::session::PanelSession;
 use crate::config::{AdminConfig, ServeConfig};
 use crate::process::detached::{DetachedSpec, spawn_detached};
@@ -73,7 +73,7 @@ impl InstanceInfo {
             workspace: config.workspace_root().to_path_buf(),
             storage: config.storage_root().to_path_buf(),
             started_at: Utc::now(),
-            settings: settings(config, admin),
+            settings: super::settings::settings(config, admin),
         }
     }
 }
@@ -86,32 +86,6 @@ pub fn random_hex() -> String {
             .to_le_bytes();
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The startup settings as the panel shows them.
-pub fn settings(config: &ServeConfig, admin: &AdminConfig) -> Value {
-    json!({
-        "workspace": config.workspace_root().display().to_string(),
-        "workspace_storage": config.storage_root().display().to_string(),
-        "progress_interval_seconds": config.progress_interval().as_secs_f64(),
-        "toolsets": config.toolsets().iter().map(|toolset| json!({
-            "name": toolset.name,
-            "tools": toolset.tools.iter().map(|tool| json!({
-                "tool": tool.spec.name,
-                "path": tool.path.display().to_string(),
-            })).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "cmake_toolset": config.cmake_toolset(),
-        "cmake_profiles": config.cmake_profiles().iter().map(|profile| json!({
-            "name": profile.name,
-            "toolset": profile.toolset,
-            "configuration": profile.configuration,
-            "build_directory": profile.build_directory().map(ToString::to_string),
-            "details": format!("{:?}", profile.kind),
-        })).collect::<Vec<_>>(),
-        "admin_ipc": admin.ipc_name(),
-        "admin_port": admin.port(),
-    })
 }
 
 /// How to start a Hub when none answers.
@@ -133,6 +107,13 @@ pub struct LinkOptions {
     pub announce: bool,
     /// Whether the group is the default one (the startup hint then omits `--admin-ipc`).
     pub default_group: bool,
+}
+
+/// What the link task shares with its handle.
+struct Shared {
+    state: Arc<Mutex<LinkState>>,
+    reconnects: Arc<AtomicU32>,
+    client: watch::Receiver<Option<String>>,
 }
 
 /// The link's state, as the status page and tests see it.
@@ -157,6 +138,8 @@ struct Ctx {
     reconnects: Arc<AtomicU32>,
     panel_calls: Arc<Mutex<HashMap<u64, PanelCall>>>,
     next_tag: AtomicU64,
+    /// The MCP client's name and version once it initialized.
+    client: watch::Receiver<Option<String>>,
 }
 
 impl Drop for Ctx {
@@ -175,6 +158,7 @@ pub struct AdminLink {
     shutdown: CancellationToken,
     state: Arc<Mutex<LinkState>>,
     reconnects: Arc<AtomicU32>,
+    client: watch::Sender<Option<String>>,
 }
 
 impl AdminLink {
@@ -191,16 +175,16 @@ impl AdminLink {
         let state = Arc::new(Mutex::new(LinkState::Connecting));
         let reconnects = Arc::new(AtomicU32::new(0));
         let shutdown = CancellationToken::new();
-        let task = tokio::spawn(run(
-            server.clone(),
-            info,
-            options,
-            history,
-            state.clone(),
-            reconnects.clone(),
-            shutdown.clone(),
-        ));
-        AdminLink { task: Some(task), shutdown, state, reconnects }
+        let (client, client_rx) = watch::channel(None);
+        let shared = Shared { state: state.clone(), reconnects: reconnects.clone(), client: client_rx };
+        let task = tokio::spawn(run(server.clone(), info, options, history, shared, shutdown.clone()));
+        AdminLink { task: Some(task), shutdown, state, reconnects, client }
+    }
+
+    /// The MCP client initialized: its name and version go to the panel (the instance joined at
+    /// start-up, before any client).
+    pub fn set_client(&self, client: String) {
+        self.client.send_replace(Some(client));
     }
 
     pub fn state(&self) -> LinkState {
@@ -236,10 +220,10 @@ async fn run(
     info: InstanceInfo,
     options: LinkOptions,
     history: Arc<History>,
-    state: Arc<Mutex<LinkState>>,
-    reconnects: Arc<AtomicU32>,
+    shared: Shared,
     shutdown: CancellationToken,
 ) {
+    let Shared { state, reconnects, client } = shared;
     let session = match PanelSession::start(&server).await {
         Ok(session) => session,
         Err(err) => {
@@ -255,6 +239,7 @@ async fn run(
         reconnects: reconnects.clone(),
         panel_calls: Arc::default(),
         next_tag: AtomicU64::new(0),
+        client,
     });
     let mut hubs: Vec<JoinHandle<()>> = Vec::new();
     let mut last_hub_start: Option<Instant> = None;
@@ -361,6 +346,7 @@ async fn serve_connection(
 ) -> ConnectionEnd {
     let (reader, mut writer) = tokio::io::split(stream);
     let mut reader = FrameReader::new(reader);
+    let mut client = ctx.client.clone();
     let hello = Message::Hello(Hello {
         protocol: protocol::PROTOCOL,
         instance_id: ctx.info.instance_id.clone(),
@@ -371,6 +357,7 @@ async fn serve_connection(
         started_at: timestamp(ctx.info.started_at),
         settings: ctx.info.settings.clone(),
         reconnects: ctx.reconnects.load(Ordering::Relaxed),
+        client: client.borrow_and_update().clone(),
     });
     if let Err(err) = send(&mut writer, &hello).await {
         return ConnectionEnd::Refused(err);
@@ -447,6 +434,14 @@ async fn serve_connection(
                 }
             }
             Some(_) = handlers.join_next() => {}
+            Ok(()) = client.changed() => {
+                let name = client.borrow_and_update().clone();
+                if let Some(name) = name
+                    && let Err(err) = send(&mut writer, &Message::Event(InstanceEvent::ClientInitialized { client: name })).await
+                {
+                    return ConnectionEnd::Lost(err);
+                }
+            }
             _ = ping.tick() => {
                 if last_heard.elapsed() >= LINK_TIMEOUT {
                     return ConnectionEnd::Lost("the Hub stopped answering".into());

@@ -7,6 +7,7 @@
 //! - `session.rs` — the panel's in-process MCP session on the server's own state.
 //! - `instance.rs` — the instance's link: join in the background, serve the Hub's requests,
 //!   reconnect.
+//! - `settings.rs` — the startup settings as the panel shows them.
 //! - `hub/` — the hidden `--admin-hub` process: HTTP panel, JSON API, event stream, widget sandbox,
 //!   tokens and sessions.
 //! - `open.rs` — `forgemcp --open-admin`.
@@ -22,3 +23,4 @@ pub mod ipc;
 pub mod open;
 pub mod protocol;
 pub mod session;
+pub mod settings;

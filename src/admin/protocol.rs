@@ -67,6 +67,9 @@ pub struct Hello {
     pub settings: Value,
     /// How often this instance has lost its Hub link so far.
     pub reconnects: u32,
+    /// The MCP client's name and version, once it initialized (the tab shows it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -90,6 +93,8 @@ pub enum InstanceEvent {
     ElicitationRequested { elicitation: Value },
     /// An elicitation was answered, cancelled or withdrawn.
     ElicitationResolved { elicitation_id: String, action: String },
+    /// The MCP client initialized (the instance joined before that): its name and version.
+    ClientInitialized { client: String },
 }
 
 /// A request from the Hub (on behalf of the browser) to an instance.

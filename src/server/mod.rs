@@ -17,8 +17,10 @@ mod mutation_tools;
 pub mod process_tools;
 pub mod registry;
 pub mod resources;
+pub mod schema;
 mod search_tools;
 pub mod stdio;
+mod tasks;
 pub mod toolchain_tools;
 pub mod uri_template;
 mod widget_resources;
@@ -31,11 +33,11 @@ use std::time::Duration;
 use chrono::Utc;
 use parking_lot::{Mutex, RwLock};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
-    ExtensionCapabilities, Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    LoggingLevel, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Reference, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, Tool,
-    UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult, CompletionInfo,
+    ExtensionCapabilities, GetTaskParams, GetTaskResult, Implementation, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Reference, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -71,6 +73,7 @@ struct Shared {
     progress_interval: Duration,
     next_call_id: AtomicU64,
     log_level: Mutex<LoggingLevel>,
+    tasks: tasks::Tasks,
 }
 
 /// The MCP server. Cheap to clone; clones share all state. A clone with another `Origin` serves
@@ -100,6 +103,7 @@ impl ForgeServer {
             progress_interval,
             next_call_id: AtomicU64::new(1),
             log_level: Mutex::new(LoggingLevel::Warning),
+            tasks: tasks::Tasks::default(),
         };
         ForgeServer { shared: Arc::new(shared), origin: Origin::Client }
     }
@@ -126,9 +130,9 @@ impl ForgeServer {
         &self,
         context: &RequestContext<RoleServer>,
         history: Option<(Arc<dyn CallObserver>, u64)>,
+        mut sinks: Vec<Arc<dyn ProgressSink>>,
     ) -> (Progress, Option<Arc<PeerProgress>>) {
         let peer = context.meta.get_progress_token().map(|token| PeerProgress::start(context.peer.clone(), token));
-        let mut sinks: Vec<Arc<dyn ProgressSink>> = Vec::new();
         if let Some(peer) = &peer {
             sinks.push(peer.clone());
         }
@@ -136,6 +140,57 @@ impl ForgeServer {
             sinks.push(Arc::new(HistoryProgress { observer, call_id }));
         }
         (Progress::new(self.shared.progress_interval, sinks), peer)
+    }
+
+    /// One tool call, from the history's start to its end: the path of plain `tools/call`
+    /// requests and of tasks (whose `context.ct` is the task's cancellation).
+    async fn run_call(
+        &self,
+        name: String,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        sinks: Vec<Arc<dyn ProgressSink>>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = request.arguments.clone().unwrap_or_default();
+        let call_id = self.shared.next_call_id.fetch_add(1, Ordering::Relaxed);
+        let observer = self.observer();
+        if let Some(observer) = &observer {
+            observer.started(&CallStarted {
+                call_id,
+                origin: self.origin,
+                tool: name.clone(),
+                arguments: arguments.clone(),
+                at: Utc::now(),
+                request_meta: context.meta.clone(),
+            });
+        }
+        let (progress, peer_progress) = self.progress_for(&context, observer.clone().map(|o| (o, call_id)), sinks);
+        let asker: Arc<dyn Asker> = Arc::new(McpAsker::new(&context, request.input_responses.clone()));
+        let call = Call::new(progress, context.ct.clone(), Some(asker));
+        let future = self.shared.registry.invoke(&name, arguments, call).expect("the tool exists (checked above)");
+        let outcome = future.await;
+        if let Some(peer_progress) = peer_progress {
+            peer_progress.finish().await;
+        }
+        let (response, end) = match outcome {
+            Outcome::InputRequired(question) => match mcp_call::input_required(&question) {
+                Ok(result) => (Ok(CallToolResponse::InputRequired(result)), CallEnd::InputRequired),
+                Err(err) => {
+                    let err = ErrorData::internal_error(err.to_string(), None);
+                    (Err(err.clone()), CallEnd::Error(err))
+                }
+            },
+            Outcome::Protocol(err) => (Err(err.clone()), CallEnd::Error(err)),
+            other => {
+                let result = other.to_result().expect("success and failure outcomes carry a result");
+                (Ok(CallToolResponse::Complete(result.clone())), CallEnd::Result(result))
+            }
+        };
+        if let Some(observer) = &observer {
+            let end = if context.ct.is_cancelled() { CallEnd::Cancelled } else { end };
+            observer.finished(call_id, Utc::now(), &end);
+        }
+        response
     }
 }
 
@@ -158,6 +213,7 @@ impl ServerHandler for ForgeServer {
             "io.modelcontextprotocol/ui".into(),
             ui.as_object().cloned().expect("the UI capability is a JSON object"),
         );
+        extensions.insert(TASKS_EXTENSION_ID.into(), rmcp::model::JsonObject::new());
         let capabilities = ServerCapabilities::builder()
             .enable_extensions_with(extensions)
             .enable_logging()
@@ -198,48 +254,41 @@ impl ServerHandler for ForgeServer {
         if self.shared.registry.get(&name).is_none() {
             return Err(ErrorData::invalid_params(format!("unknown tool `{name}`"), Some(json!({ "name": name }))));
         }
-        let arguments = request.arguments.clone().unwrap_or_default();
-        let call_id = self.shared.next_call_id.fetch_add(1, Ordering::Relaxed);
-        let observer = self.observer();
-        if let Some(observer) = &observer {
-            observer.started(&CallStarted {
-                call_id,
-                origin: self.origin,
-                tool: name.clone(),
-                arguments: arguments.clone(),
-                at: Utc::now(),
-                request_meta: context.meta.clone(),
+        if tasks::runs_long(&name) && context.client_capabilities().is_some_and(|caps| caps.supports_tasks()) {
+            let server = self.clone();
+            let task = self.shared.tasks.spawn(move |stop, status| {
+                let mut context = context;
+                context.ct = stop;
+                Box::pin(async move { server.run_call(name, request, context, vec![status]).await })
             });
+            return Ok(CallToolResponse::Task(task));
         }
-        let (progress, peer_progress) = self.progress_for(&context, observer.clone().map(|o| (o, call_id)));
-        let asker: Arc<dyn Asker> = Arc::new(McpAsker::new(&context, request.input_responses.clone()));
-        let call = Call::new(progress, context.ct.clone(), Some(asker));
-        let future = self.shared.registry.invoke(&name, arguments, call).expect("the tool exists (checked above)");
-        let outcome = future.await;
-        if let Some(peer_progress) = peer_progress {
-            peer_progress.finish().await;
-        }
-        let (response, end) = match outcome {
-            Outcome::InputRequired(question) => match mcp_call::input_required(&question) {
-                Ok(result) => (Ok(CallToolResponse::InputRequired(result)), CallEnd::InputRequired),
-                Err(err) => {
-                    let err = ErrorData::internal_error(err.to_string(), None);
-                    (Err(err.clone()), CallEnd::Error(err))
-                }
-            },
-            Outcome::Protocol(err) => (Err(err.clone()), CallEnd::Error(err)),
-            other => {
-                let result = other.to_result().expect("success and failure outcomes carry a result");
-                (Ok(CallToolResponse::Complete(result.clone())), CallEnd::Result(result))
-            }
-        };
-        if let Some(observer) = &observer {
-            let end = if context.ct.is_cancelled() { CallEnd::Cancelled } else { end };
-            observer.finished(call_id, Utc::now(), &end);
-        }
-        response
+        self.run_call(name, request, context, Vec::new()).await
     }
 
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(self.shared.tasks.get(&request.task_id)?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.shared.tasks.update(&request.task_id)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.shared.tasks.cancel(&request.task_id)
+    }
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -261,7 +310,7 @@ impl ServerHandler for ForgeServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let (progress, peer_progress) = self.progress_for(&context, None);
+        let (progress, peer_progress) = self.progress_for(&context, None, Vec::new());
         let call = Call::new(progress, context.ct.clone(), None);
         let result = self.shared.resources.read(&request.uri, call).await;
         if let Some(peer_progress) = peer_progress {

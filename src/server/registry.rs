@@ -149,13 +149,13 @@ impl Registry {
         Fut: Future<Output = Result<ToolOutput<R>, ToolError>> + Send + 'static,
     {
         let input_schema = schema_for_input::<A>().unwrap_or_else(|e| panic!("input schema of {}: {e}", spec.name));
-        let input_schema = Arc::new(compact_schema(&input_schema));
+        let input_schema = Arc::new(super::schema::input_schema(&input_schema));
         let mut meta = MetaObject::new();
         meta.insert("ui".into(), json!({ "resourceUri": spec.widget.uri() }));
         meta.insert("ui/resourceUri".into(), json!(spec.widget.uri()));
         let tool = Tool::new(spec.name, spec.description, input_schema)
             .with_title(spec.title)
-            .with_raw_output_schema(schema_for_output::<R>())
+            .with_raw_output_schema(Arc::new(super::schema::output_schema(&schema_for_output::<R>())))
             .with_annotations(spec.annotations.to_rmcp(spec.title))
             .with_icons(vec![spec.icon.to_rmcp()])
             .with_meta(meta);
@@ -197,43 +197,6 @@ impl Registry {
     pub fn invoke(&self, name: &str, args: JsonObject, call: Call) -> Option<BoxFuture<'static, Outcome>> {
         self.tools.get(name).map(|entry| (entry.handler)(args, call))
     }
-}
-
-/// Removes what costs the model context without telling it anything: the `$schema` dialect URI,
-/// schemars' integer/float `format` names (the type and bounds already say it), `"default": null`
-/// on optional arguments, and the doc text of shared `$defs` (the referring argument and the
-/// definition's own fields describe them). Argument decoding is unaffected.
-fn compact_schema(schema: &JsonObject) -> JsonObject {
-    fn compact(value: &Value) -> Value {
-        match value {
-            Value::Object(map) => Value::Object(compact_object(map)),
-            Value::Array(items) => Value::Array(items.iter().map(compact).collect()),
-            other => other.clone(),
-        }
-    }
-    fn compact_object(map: &JsonObject) -> JsonObject {
-        let numeric_format = |v: &Value| {
-            v.as_str().is_some_and(|f| matches!(f, "double" | "float") || f.starts_with("uint") || f.starts_with("int"))
-        };
-        map.iter()
-            .filter(|(key, value)| match key.as_str() {
-                "$schema" => false,
-                "format" => !numeric_format(value),
-                "default" => !value.is_null(),
-                _ => true,
-            })
-            .map(|(key, value)| (key.clone(), compact(value)))
-            .collect()
-    }
-    let mut res = compact_object(schema);
-    if let Some(Value::Object(defs)) = res.get_mut("$defs") {
-        for def in defs.values_mut() {
-            if let Value::Object(def) = def {
-                def.remove("description");
-            }
-        }
-    }
-    res
 }
 
 /// Decodes tool arguments, naming the offending argument in the error.

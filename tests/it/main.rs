@@ -25,6 +25,8 @@ mod process;
 /// The process service through the MCP surface (in-process server and the real binary): tools,
 /// resources, completions, timeouts, cancellation, stdin EOF, the 1 GiB flood (feature `test-tools`).
 mod process_mcp;
+/// Schemas every client accepts: only JSON Schema 2020-12 formats in tools/list.
+mod schemas;
 /// Text search through the MCP surface: rules, counts, skipped files, progress throttling.
 mod search;
 /// The MCP surface itself: initialize, capabilities, registry rules, protocol robustness, progress,
@@ -32,6 +34,11 @@ mod search;
 mod server;
 /// The real binary over stdio: startup, stdout purity, malformed input.
 mod stdio;
+/// MCP Tasks: long calls as tasks, tasks/get with progress and results, tasks/cancel killing trees.
+mod tasks;
+/// The real binary in a pseudo-terminal: the waiting-for-a-client line and the panel line at start-up.
+#[cfg(unix)]
+mod terminal;
 /// Toolset discovery and version probes with fake tools on a temporary PATH, user toolsets, the
 /// real binary's start-up discovery, and the real Debian tools (CI or `FORGEMCP_HEAVY_TESTS=1`).
 mod toolchain;

@@ -17,6 +17,8 @@ export interface Instance {
   reconnects: number;
   order: number;
   state: "connected" | "reconnecting";
+  /** The MCP client's name and version, once it initialized. */
+  client?: string | null;
 }
 
 export interface Progress {

@@ -2,15 +2,13 @@
 // complete JSON), tool catalog, resources, status and settings; command controls (calls with literal
 // JSON arguments, cancel for the panel's own calls) appear only after "Enable command controls";
 // questions (elicitations) of panel calls are answered here.
-import type { ComponentChildren } from "preact";
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 
 import { Copy, JsonView, readableTime } from "../shared/ui";
-import { api, type Call, type Catalog, type Elicitation, type Instance, type ResourceContents, sandboxOrigin, type Tool } from "./api";
-import { WidgetHost } from "./host";
+import { api, type Call, type Catalog, type Elicitation, type Instance } from "./api";
 import { useStore } from "./store";
-
-const theme = (): "light" | "dark" => (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light");
+import { Linked, Resources, StatusView, Tools } from "./views";
+import { WidgetPane } from "./widget-pane";
 
 const basename = (path: string) => path.replace(/[\\/]+$/, "").split(/[\\/]/).pop() || path;
 
@@ -41,9 +39,10 @@ function duration(call: Call): string {
   return Number.isFinite(ms) ? `${(ms / 1000).toFixed(3)} s` : "";
 }
 
-function progressLine(p: Call["progress"][number]) {
-  const count = p.total != null ? `${p.progress}/${p.total}` : `${p.progress}`;
-  return `${count}${p.message ? ` ${p.message}` : ""}`;
+/** A progress row: "3/7 message" with a total, else the message alone (never a bare counter). */
+export function progressLine(p: Call["progress"][number]) {
+  if (p.total != null) return `${p.progress}/${p.total}${p.message ? ` ${p.message}` : ""}`;
+  return p.message || `step ${p.progress}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -97,7 +96,10 @@ export function App() {
               title={instance.workspace}
               onClick={() => setSelected(instance.instance_id)}
             >
-              {basename(instance.workspace)} <span class="sub">pid {instance.pid}</span>
+              {basename(instance.workspace)}{" "}
+              <span class="sub" data-testid="instance-client">
+                {instance.client ?? "waiting for a client"} · pid {instance.pid}
+              </span>
               {state === "reconnecting" && <span class="pill warn">reconnecting</span>}
             </button>
           );
@@ -120,6 +122,12 @@ function InstanceView({ instance, hubLost }: { instance: Instance; hubLost: bool
   const data = s.dataOf(iid);
   const [section, setSection] = useState<Section>("history");
   const [selectedCall, setSelectedCall] = useState<number | null>(null);
+  // A process reference followed from a call: the Resources view reads it.
+  const [opened, setOpened] = useState<string | undefined>(undefined);
+  const openUri = (uri: string) => {
+    setOpened(uri);
+    setSection("resources");
+  };
   useEffect(() => void s.loadCatalog(iid), [iid]);
   const state = hubLost ? "reconnecting" : instance.state;
   const sections: [Section, string][] = [
@@ -148,22 +156,31 @@ function InstanceView({ instance, hubLost }: { instance: Instance; hubLost: bool
         ))}
       </nav>
       {section === "history" && (
-        <History iid={iid} calls={[...data.calls.values()]} error={data.historyError} catalog={data.catalog} selected={selectedCall} select={setSelectedCall} />
+        <History
+          iid={iid}
+          calls={[...data.calls.values()]}
+          error={data.historyError}
+          catalog={data.catalog}
+          selected={selectedCall}
+          select={setSelectedCall}
+          open={openUri}
+        />
       )}
       {section === "tools" && (
         <Tools
           iid={iid}
           catalog={data.catalog}
           error={data.catalogError}
+          controls={s.controls}
           onStarted={(callId) => {
             setSelectedCall(callId);
             setSection("history");
           }}
         />
       )}
-      {section === "resources" && <Resources iid={iid} catalog={data.catalog} error={data.catalogError} />}
-      {section === "status" && <StatusView iid={iid} part="status" />}
-      {section === "settings" && <StatusView iid={iid} part="settings" />}
+      {section === "resources" && <Resources iid={iid} catalog={data.catalog} error={data.catalogError} open={opened} />}
+      {section === "status" && <StatusView iid={iid} part="status" catalog={data.catalog} />}
+      {section === "settings" && <StatusView iid={iid} part="settings" catalog={data.catalog} />}
     </main>
   );
 }
@@ -235,6 +252,7 @@ function History(props: {
   catalog?: Catalog;
   selected: number | null;
   select: (id: number) => void;
+  open: (uri: string) => void;
 }) {
   const { calls, selected } = props;
   const newestFirst = [...calls].reverse();
@@ -257,7 +275,9 @@ function History(props: {
               onClick={() => props.select(call.call_id)}
             >
               <div class="row">
-                <span class="mono grow">{call.tool}</span>
+                <span class="mono grow name" title={call.tool}>
+                  {call.tool}
+                </span>
                 <span class={`pill ${call.origin === "panel" ? "accent" : "muted"}`}>{call.origin === "panel" ? "panel" : "client"}</span>
                 <span class={`pill ${stateClass(call.state)}`}>{STATE_LABEL[call.state]}</span>
               </div>
@@ -270,13 +290,13 @@ function History(props: {
         })}
       </ul>
       <div class="detail">
-        {current ? <CallDetail key={current.call_id} iid={props.iid} call={current} catalog={props.catalog} /> : <div class="empty">Select a call.</div>}
+        {current ? <CallDetail key={current.call_id} iid={props.iid} call={current} catalog={props.catalog} open={props.open} /> : <div class="empty">Select a call.</div>}
       </div>
     </div>
   );
 }
 
-function CallDetail({ iid, call, catalog }: { iid: string; call: Call; catalog?: Catalog }) {
+function CallDetail({ iid, call, catalog, open }: { iid: string; call: Call; catalog?: Catalog; open?: (uri: string) => void }) {
   const s = useStore();
   const tool = catalog?.tools.find((t) => t.name === call.tool);
   const widgetUri = tool?._meta?.ui?.resourceUri ?? tool?._meta?.["ui/resourceUri"];
@@ -325,7 +345,7 @@ function CallDetail({ iid, call, catalog }: { iid: string; call: Call; catalog?:
         <ol class="progress" data-testid="progress">
           {call.progress.map((p) => (
             <li>
-              <span class="sub">{readableTime(p.at)}</span> {progressLine(p)}
+              <span class="sub">{readableTime(p.at)}</span> <Linked text={progressLine(p)} open={open} />
             </li>
           ))}
         </ol>
@@ -345,7 +365,11 @@ function CallDetail({ iid, call, catalog }: { iid: string; call: Call; catalog?:
         <Copy text={() => JSON.stringify(call.result ?? call.error, null, 2)} title="Copy the complete JSON result" />
       </nav>
       {view === "widget" && widgetUri && <WidgetPane iid={iid} call={call} uri={widgetUri} />}
-      {view === "text" && <pre class="text" data-testid="call-text">{resultText(call)}</pre>}
+      {view === "text" && (
+        <pre class="text" data-testid="call-text">
+          <Linked text={resultText(call)} open={open} />
+        </pre>
+      )}
       {view === "json" && (
         <div data-testid="call-json">
           <JsonView value={call.result ?? call.error ?? null} />
@@ -355,287 +379,3 @@ function CallDetail({ iid, call, catalog }: { iid: string; call: Call; catalog?:
   );
 }
 
-/** Widget documents, read once per instance and URI. */
-const widgetCache = new Map<string, Promise<ResourceContents>>();
-
-function readWidget(iid: string, uri: string): Promise<ResourceContents> {
-  const key = `${iid} ${uri}`;
-  let pending = widgetCache.get(key);
-  if (!pending) {
-    pending = api.readResource(iid, uri).then(({ contents }) => {
-      if (contents.length !== 1) throw new Error(`${uri} has ${contents.length} content items, not one`);
-      if (contents[0].mimeType !== "text/html;profile=mcp-app") throw new Error(`${uri} is not an MCP App (${contents[0].mimeType})`);
-      return contents[0];
-    });
-    pending.catch(() => widgetCache.delete(key));
-    widgetCache.set(key, pending);
-  }
-  return pending;
-}
-
-function WidgetPane({ iid, call, uri }: { iid: string; call: Call; uri: string }) {
-  const box = useRef<HTMLDivElement>(null);
-  const host = useRef<WidgetHost | null>(null);
-  // The host starts when the widget document has loaded, which may be after the call has ended:
-  // it must start from the newest state of the call, not the one this effect began with.
-  const latest = useRef(call);
-  latest.current = call;
-  const [error, setError] = useState<string | null>(null);
-  const [log, setLog] = useState<string[]>([]);
-  useEffect(() => {
-    let live = true;
-    readWidget(iid, uri).then(
-      (contents) => {
-        if (!live || !box.current) return;
-        const html = contents.text ?? (contents.blob ? new TextDecoder().decode(Uint8Array.from(atob(contents.blob), (c) => c.charCodeAt(0))) : "");
-        host.current = new WidgetHost(box.current, latest.current, {
-          sandboxOrigin,
-          html,
-          ui: contents._meta?.ui as WidgetHostUi,
-          toolName: call.tool,
-          theme: theme(),
-          read: (resource) => api.readResource(iid, resource),
-          log: (line) => setLog((lines) => [...lines.slice(-20), line]),
-        });
-      },
-      (e: Error) => live && setError(e.message),
-    );
-    return () => {
-      live = false;
-      void host.current?.destroy();
-      host.current = null;
-    };
-  }, [iid, uri, call.call_id]);
-  useEffect(() => host.current?.update(call), [call]);
-  useEffect(() => {
-    // The widget follows the panel's light or dark scheme as it changes.
-    const scheme = matchMedia("(prefers-color-scheme: dark)");
-    const changed = () => host.current?.setTheme(theme());
-    scheme.addEventListener("change", changed);
-    return () => scheme.removeEventListener("change", changed);
-  }, []);
-  return (
-    <div class="widget">
-      {error && <div class="err">The widget could not be loaded: {error}</div>}
-      <div ref={box} data-testid="widget-box" />
-      {log.length > 0 && (
-        <ul class="log">
-          {log.map((line) => (
-            <li class="sub">{line}</li>
-          ))}
-        </ul>
-      )}
-    </div>
-  );
-}
-
-type WidgetHostUi = { permissions?: { clipboardWrite?: object } } | undefined;
-
-// ---------------------------------------------------------------------------------------------
-// Tools.
-
-function Tools({ iid, catalog, error, onStarted }: { iid: string; catalog?: Catalog; error?: string; onStarted: (callId: number) => void }) {
-  const s = useStore();
-  const [name, setName] = useState<string | null>(null);
-  if (error) return <div class="err">The tool list is unavailable: {error}</div>;
-  if (!catalog) return <div class="empty">Loading tools…</div>;
-  const tool = catalog.tools.find((t) => t.name === name) ?? catalog.tools[0];
-  return (
-    <div class="split">
-      <ul class="calls" data-testid="tools">
-        {catalog.tools.map((t) => (
-          <li class={t.name === tool?.name ? "sel" : ""} data-testid="tool" data-tool={t.name} onClick={() => setName(t.name)}>
-            <div class="mono">{t.name}</div>
-            <div class="sub">{t.title ?? ""}</div>
-          </li>
-        ))}
-      </ul>
-      <div class="detail">{tool && <ToolDetail key={tool.name} iid={iid} tool={tool} controls={s.controls} onStarted={onStarted} />}</div>
-    </div>
-  );
-}
-
-function ToolDetail({ iid, tool, controls, onStarted }: { iid: string; tool: Tool; controls: boolean; onStarted: (id: number) => void }) {
-  const [args, setArgs] = useState("{}");
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const run = async () => {
-    setError(null);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(args);
-    } catch (e) {
-      return setError(`The arguments are not valid JSON: ${(e as Error).message}`);
-    }
-    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return setError("The arguments must be a JSON object.");
-    setBusy(true);
-    try {
-      const { call_id } = await api.startCall(iid, tool.name, parsed as Record<string, unknown>);
-      onStarted(call_id);
-    } catch (e) {
-      setError((e as Error).message);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <div data-testid="tool-detail" data-tool={tool.name}>
-      <h2 class="mono">{tool.name}</h2>
-      {tool.title && <div>{tool.title}</div>}
-      <p>{tool.description}</p>
-      {controls && (
-        <div class="card run" data-testid="call-form">
-          <label for="call-arguments">Arguments (literal JSON)</label>
-          <textarea id="call-arguments" data-testid="call-arguments" rows={5} value={args} onInput={(e) => setArgs((e.currentTarget as HTMLTextAreaElement).value)} />
-          <div class="row">
-            <button data-testid="call-run" disabled={busy} onClick={run}>
-              Call {tool.name}
-            </button>
-          </div>
-          {error && <div class="err" data-testid="call-error">{error}</div>}
-        </div>
-      )}
-      <Block title="Input schema" value={tool.inputSchema} open />
-      {tool.outputSchema !== undefined && <Block title="Output schema" value={tool.outputSchema} />}
-      {tool.annotations && <Block title="Annotations" value={tool.annotations} />}
-      {tool._meta && <Block title="_meta" value={tool._meta} />}
-    </div>
-  );
-}
-
-function Block({ title, value, open }: { title: string; value: unknown; open?: boolean }) {
-  return (
-    <details open={open}>
-      <summary>{title}</summary>
-      <JsonView value={value} />
-    </details>
-  );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Resources.
-
-function Resources({ iid, catalog, error }: { iid: string; catalog?: Catalog; error?: string }) {
-  const [uri, setUri] = useState("");
-  const [result, setResult] = useState<{ uri: string; contents?: ResourceContents[]; error?: string } | null>(null);
-  const read = async (target: string) => {
-    setUri(target);
-    setResult({ uri: target });
-    try {
-      const { contents } = await api.readResource(iid, target);
-      setResult({ uri: target, contents });
-    } catch (e) {
-      setResult({ uri: target, error: (e as Error).message });
-    }
-  };
-  if (error) return <div class="err">The resource list is unavailable: {error}</div>;
-  if (!catalog) return <div class="empty">Loading resources…</div>;
-  return (
-    <div class="resources">
-      <div class="row">
-        <input class="grow mono" data-testid="resource-uri" value={uri} placeholder="forgemcp://…" onInput={(e) => setUri((e.currentTarget as HTMLInputElement).value)} />
-        <button data-testid="resource-read" onClick={() => read(uri)}>
-          Read
-        </button>
-      </div>
-      {result && (
-        <div class="card" data-testid="resource-result">
-          <div class="mono sub">{result.uri}</div>
-          {result.error && <div class="err">{result.error}</div>}
-          {!result.error && !result.contents && <div class="empty">Reading…</div>}
-          {result.contents?.map((c) => (
-            <div>
-              <div class="sub">{c.mimeType ?? "no MIME type"}</div>
-              {c.text !== undefined ? <pre class="text">{c.text}</pre> : <div>{c.blob ? `${Math.floor((c.blob.length * 3) / 4)} bytes of binary content` : "empty"}</div>}
-            </div>
-          ))}
-        </div>
-      )}
-      <h3>Static resources</h3>
-      <ul class="list">
-        {catalog.resources.map((r) => (
-          <li>
-            <button class="link mono" onClick={() => read(r.uri)}>
-              {r.uri}
-            </button>{" "}
-            <span class="sub">{r.mimeType} · {r.description ?? r.name}</span>
-          </li>
-        ))}
-      </ul>
-      <h3>Resource templates</h3>
-      <ul class="list">
-        {catalog.resource_templates.map((t) => (
-          <li>
-            <button class="link mono" title="Fill the address field" onClick={() => setUri(t.uriTemplate)}>
-              {t.uriTemplate}
-            </button>{" "}
-            <span class="sub">{t.mimeType} · {t.description ?? t.name}</span>
-          </li>
-        ))}
-      </ul>
-    </div>
-  );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Status and settings (one request: settings come with the status).
-
-function StatusView({ iid, part }: { iid: string; part: "status" | "settings" }) {
-  const [status, setStatus] = useState<any>(null);
-  const [error, setError] = useState<string | null>(null);
-  const load = useMemo(
-    () => () => {
-      setError(null);
-      api.status(iid).then(setStatus, (e: Error) => setError(e.message));
-    },
-    [iid],
-  );
-  useEffect(load, [load]);
-  const refresh = <button onClick={load}>Refresh</button>;
-  if (error) return <div class="err">Status unavailable: {error} {refresh}</div>;
-  if (!status) return <div class="empty">Loading…</div>;
-  if (part === "settings") {
-    return (
-      <div data-testid="settings">
-        <p class="sub">Startup settings of this server (read-only).</p>
-        <SettingsTable settings={status.settings} />
-        <Block title="JSON" value={status.settings} />
-      </div>
-    );
-  }
-  return (
-    <div data-testid="status">
-      <div class="row">
-        <span class="grow sub">
-          pid {status.pid} · link {status.link?.current?.state} · link lost {status.link?.reconnects ?? 0}× · {status.pending_elicitations?.length ?? 0} open
-          questions
-        </span>
-        {refresh}
-      </div>
-      {(status.sections as any[]).map((section) => (
-        <section class="card" data-testid="status-section" data-tool={section.tool}>
-          <h2 class="mono">{section.tool ?? "status"}</h2>
-          {section.error ? <div class="err">{section.error}</div> : <pre class="text">{(section.result?.content ?? []).map((b: any) => b.text ?? "").join("\n")}</pre>}
-          {section.result && <Block title="JSON" value={section.result.structuredContent ?? section.result} />}
-        </section>
-      ))}
-    </div>
-  );
-}
-
-function SettingsTable({ settings }: { settings: Record<string, unknown> }) {
-  const show = (value: unknown): ComponentChildren =>
-    typeof value === "string" ? value : value === null || value === undefined ? "—" : Array.isArray(value) && value.length === 0 ? "none" : JSON.stringify(value);
-  return (
-    <table class="fields">
-      <tbody>
-        {Object.entries(settings ?? {}).map(([key, value]) => (
-          <tr>
-            <th>{key}</th>
-            <td>{show(value)}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}

@@ -21,6 +21,33 @@ interface Details {
 
 const span = (a: number, b: number) => (a === b ? `line ${a}` : `lines ${a}–${b}`);
 
+/** Consecutive entries of one stream: they share one header. */
+export function runs(entries: Entry[]): Entry[][] {
+  const res: Entry[][] = [];
+  for (const entry of entries) {
+    const run = res[res.length - 1];
+    if (run && run[0].stream === entry.stream) run.push(entry);
+    else res.push([entry]);
+  }
+  return res;
+}
+
+/** Compiler, linker, Ninja and CMake error lines. */
+export const ERROR_LINE = /^FAILED:|\berror:|^CMake Error|^\*\*\*.*Error|\bfatal error\b|\bundefined reference\b/;
+
+/** The lines of one fragment, error lines highlighted. */
+function lines(text: string, query: string) {
+  return text
+    .replace(/\n$/, "")
+    .split("\n")
+    .map((line) => (
+      <>
+        {ERROR_LINE.test(line) ? <span class="error-line">{find(line, query)}</span> : find(line, query)}
+        {"\n"}
+      </>
+    ));
+}
+
 function Transcript({ details }: { details: Details }) {
   const [query, setQuery] = useState("");
   const [wrap, setWrap] = useState(true);
@@ -46,19 +73,28 @@ function Transcript({ details }: { details: Details }) {
       {shown.length === 0 && (
         <Empty>{details.transcript.length ? "No matching fragments." : "No transcript entries in the selected range."}</Empty>
       )}
-      {shown.map((e, i) => (
-        <div class="entry item" key={i}>
-          <div class="sub">
-            <span class={`stream-${e.stream}`}>{e.stream}</span> · <Time iso={e.timestamp} /> ·{" "}
-            <span title={`${(Date.parse(e.timestamp) - started) / 1000} s after the start`}>
-              +{((Date.parse(e.timestamp) - started) / 1000).toFixed(3)} s
-            </span>{" "}
-            · {span(e.start_line, e.end_line)}
-            <Copy text={e.text} title="Copy fragment" />
+      {runs(shown).map((run, i) => {
+        const first = run[0];
+        const last = run[run.length - 1];
+        const text = run.map((e) => e.text).join("");
+        return (
+          <div class="entry item" key={i} data-stream={first.stream}>
+            <div class="sub">
+              <span class={`stream-${first.stream}`}>{first.stream}</span> · <Time iso={first.timestamp} /> ·{" "}
+              <span title={`${(Date.parse(first.timestamp) - started) / 1000} s after the start`}>
+                +{((Date.parse(first.timestamp) - started) / 1000).toFixed(3)} s
+              </span>{" "}
+              · {span(first.start_line, last.end_line)}
+              <Copy text={text} title="Copy fragment" />
+            </div>
+            <pre style={wrap ? undefined : "white-space:pre;overflow-x:auto"}>
+              {run.map((e) => (
+                <span title={e.timestamp}>{lines(e.text, query)}</span>
+              ))}
+            </pre>
           </div>
-          <pre style={wrap ? undefined : "white-space:pre;overflow-x:auto"}>{find(e.text.replace(/\n$/, ""), query)}</pre>
-        </div>
-      ))}
+        );
+      })}
     </Body>
   );
 }

@@ -69,7 +69,7 @@ function TreeView({ tree }: { tree: DirectoryTree }) {
   const shown = prune(tree.entries, query);
   return (
     <Body bar={<Filter value={query} onInput={setQuery} placeholder="Filter names" />}>
-      <div class="item mono">
+      <div class="item mono tree-root">
         {tree.path}
         <Copy text={tree.path} title="Copy path" />
       </div>
@@ -84,7 +84,7 @@ function FilesView({ files }: { files: FilePaths["files"] }) {
   return (
     <Body bar={<Filter value={query} onInput={setQuery} placeholder="Filter paths" />}>
       {shown.length ? (
-        <ul class="list">
+        <ul class="list paths">
           {shown.map((f) => (
             <li class="item" key={f.path}>
               <span class="mono v">{find(f.path, query)}</span>

@@ -188,15 +188,20 @@ export class Instance {
 }
 
 /**
- * Runs the real `forgemcp --open-admin` with a fake browser; returns the exit status, the output, and
- * the login URL found in the private page the browser was given (null when none was opened).
+ * Runs the real `forgemcp --open-admin` with a fake browser ("record", "fail") or the path of a
+ * browser start script; returns the exit status, the output, and (with "record") the login URL found
+ * in the private page the browser was given (null when none was opened).
  */
 export function openAdmin(group, { browser = "record" } = {}) {
   const record = join(group.base, "browser-arg");
   rmSync(record, { force: true });
-  const fake = join(group.base, "fake-browser.sh");
-  writeFileSync(fake, browser === "record" ? `#!/bin/sh\nprintf '%s' "$1" > '${record}'\n` : "#!/bin/sh\nexit 4\n");
-  chmodSync(fake, 0o755);
+  let fake = join(group.base, "fake-browser.sh");
+  if (browser === "record" || browser === "fail") {
+    writeFileSync(fake, browser === "record" ? `#!/bin/sh\nprintf '%s' "$1" > '${record}'\n` : "#!/bin/sh\nexit 4\n");
+    chmodSync(fake, 0o755);
+  } else {
+    fake = browser; // a real browser's start script
+  }
   const env = { ...group.env, BROWSER: fake, PATH: "/nonexistent" };
   const run = spawnSync(binary, ["--open-admin", "--admin-ipc", group.name], { env, encoding: "utf8", timeout: 30000 });
   let url = null;

@@ -178,14 +178,33 @@ struct LoginQuery {
     token: String,
 }
 
+/// The script of [`SIGNED_IN_PAGE`]: leave the login address (and its spent token) out of the
+/// history.
+const SIGNED_IN_SCRIPT: &str = "location.replace(\"/\")";
+
+/// What `/login` answers with its cookie: a page of the admin origin that moves on to `/`. A
+/// redirect would not do: the chain started at the private `file://` page, so the browser treats
+/// its end as cross-site and withholds the `SameSite=Strict` cookie; a navigation this same-origin
+/// page starts is same-site and carries it.
+const SIGNED_IN_PAGE: &str = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta http-equiv=\"refresh\" content=\"0;url=/\"><title>ForgeMCP admin</title></head>\n\
+<body style=\"font: 14px/1.5 system-ui, sans-serif; margin: 24px\"><p>Signed in. \
+<a href=\"/\">Open the ForgeMCP admin panel</a></p><script>__SCRIPT__</script></body></html>\n";
+
 async fn login(State(state): State<Arc<HubState>>, Query(query): Query<LoginQuery>) -> Response {
     match state.auth.redeem(&query.token) {
         Some((cookie, _)) => {
-            let mut response = StatusCode::SEE_OTHER.into_response();
-            let headers = response.headers_mut();
-            headers.insert(header::LOCATION, HeaderValue::from_static("/"));
+            use base64::Engine as _;
+            use sha2::Digest as _;
+            let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(SIGNED_IN_SCRIPT));
+            let csp = format!(
+                "default-src 'none'; script-src 'sha256-{hash}'; style-src 'unsafe-inline'; base-uri 'none'; \
+                 form-action 'none'; frame-ancestors 'none'"
+            );
+            let body = SIGNED_IN_PAGE.replace("__SCRIPT__", SIGNED_IN_SCRIPT);
+            let mut response = html(StatusCode::OK, body, Some(csp));
             if let Ok(value) = HeaderValue::from_str(&state.auth.set_cookie(&cookie)) {
-                headers.insert(header::SET_COOKIE, value);
+                response.headers_mut().insert(header::SET_COOKIE, value);
             }
             response
         }

@@ -120,6 +120,7 @@ impl InstanceEntry {
             "storage": hello.storage,
             "started_at": hello.started_at,
             "reconnects": hello.reconnects,
+            "client": hello.client,
             "order": self.order,
             "state": match self.state {
                 InstanceState::Connected(_) => "connected",
@@ -225,6 +226,16 @@ impl HubState {
     }
 
     fn relay(&self, instance_id: &str, event: InstanceEvent) {
+        if let InstanceEvent::ClientInitialized { client } = &event {
+            // Part of the instance's summary: the tab updates like on a rejoin.
+            let mut instances = self.instances.lock();
+            let Some(entry) = instances.get_mut(instance_id) else { return };
+            entry.hello.client = Some(client.clone());
+            let summary = entry.summary();
+            drop(instances);
+            self.publish(json!({ "kind": "instance_updated", "instance": summary }));
+            return;
+        }
         let Ok(Value::Object(mut event)) = serde_json::to_value(event) else { return };
         event.insert("instance_id".into(), Value::String(instance_id.to_owned()));
         self.publish(Value::Object(event));
