@@ -75,12 +75,10 @@ pub fn line_starts(text: &str) -> Vec<usize> {
 /// The text with every lone CR replaced by LF (same length and offsets), for consumers that only
 /// split lines at LF (clangd); borrowed when there is none.
 pub fn lone_cr_as_lf(text: &str) -> std::borrow::Cow<'_, str> {
-    let bytes = text.as_bytes();
-    let lone = |at: usize| bytes.get(at + 1) != Some(&b'\n');
-    if !memchr::memchr_iter(b'\r', bytes).any(lone) {
+    if !has_lone_cr(text.as_bytes()) {
         return std::borrow::Cow::Borrowed(text);
     }
-    let mut owned = bytes.to_vec();
+    let mut owned = text.as_bytes().to_vec();
     replace_lone_cr(&mut owned);
     // Replacing one ASCII byte by another keeps the text valid UTF-8.
     std::borrow::Cow::Owned(String::from_utf8(owned).unwrap_or_else(|_| text.to_owned()))
@@ -89,6 +87,9 @@ pub fn lone_cr_as_lf(text: &str) -> std::borrow::Cow<'_, str> {
 /// Replaces every lone CR in `bytes` by LF, in place; returns whether there was one. A CR at the
 /// very end counts as lone.
 pub fn replace_lone_cr(bytes: &mut [u8]) -> bool {
+    if !has_lone_cr(bytes) {
+        return false;
+    }
     let (mut found, mut from) = (false, 0);
     while let Some(offset) = memchr::memchr(b'\r', &bytes[from..]) {
         let at = from + offset;
@@ -99,6 +100,29 @@ pub fn replace_lone_cr(bytes: &mut [u8]) -> bool {
         from = at + 1;
     }
     found
+}
+
+/// Whether `bytes` holds a CR not followed by LF (a CR at the end counts). Text without CR costs
+/// one memchr pass; CR LF text is checked in blocks by a loop the compiler vectorizes, so a search
+/// pays no per-line cost for it.
+pub fn has_lone_cr(bytes: &[u8]) -> bool {
+    let Some(first) = memchr::memchr(b'\r', bytes) else { return false };
+    if bytes.last() == Some(&b'\r') {
+        return true;
+    }
+    let rest = &bytes[first..];
+    const BLOCK: usize = 64 * 1024;
+    let mut start = 0;
+    while start + 1 < rest.len() {
+        let end = (start + BLOCK).min(rest.len() - 1);
+        let (current, next) = (&rest[start..end], &rest[start + 1..end + 1]);
+        let lone = current.iter().zip(next).fold(false, |acc, (&a, &b)| acc | ((a == b'\r') & (b != b'\n')));
+        if lone {
+            return true;
+        }
+        start = end;
+    }
+    false
 }
 
 /// A reader that hands on its input with every lone CR as LF (a CR that ends one read waits for
@@ -205,6 +229,12 @@ mod tests {
         assert_eq!(line_starts("a\r"), vec![0, 2]);
         assert_eq!(lone_cr_as_lf("a\rb\r\nc\r"), "a\nb\r\nc\n");
         assert!(matches!(lone_cr_as_lf("a\r\nb"), std::borrow::Cow::Borrowed(_)));
+        let mut crlf = "a\r\n".repeat(40_000).into_bytes();
+        assert!(!has_lone_cr(&crlf));
+        crlf[100_001] = b'x';
+        assert!(has_lone_cr(&crlf), "a lone CR past the first block");
+        assert!(has_lone_cr(b"a\r"));
+        assert!(!has_lone_cr(b"plain\n"));
     }
 
     #[test]
