@@ -51,6 +51,8 @@ pub fn assemble(
     workspace.add_observer(cmake.observer());
     let clangd = Arc::new(ClangdService::new(processes.clone(), toolchain.clone(), workspace.roots().clone()));
     clangd.follow(cmake.contexts(), |contexts| contexts.iter().map(clangd_context).collect());
+    let tracker = cmake.clone();
+    clangd.explain_withdrawals(move |path| tracker.take_withdrawn_by(path));
     workspace.add_observer(clangd.observer());
     workspace.add_provider(clangd.provider());
     Services { workspace, processes, toolchain, cmake, clangd }

@@ -59,8 +59,20 @@ function clangdOf(fixture) {
   const diagnostics = (configuration) =>
     file.diagnostics.filter((g) => g.configurations.includes(configuration)).flatMap((g) => g.diagnostics);
   const spans = (configuration) =>
-    file.highlighting.filter((g) => g.configurations.includes(configuration)).flatMap((g) => g.spans);
+    file.highlighting.filter((g) => g.configurations.includes(configuration)).flatMap(decoded);
   return { doc, configurations, diagnostics, spans };
+}
+/** The spans of a highlighting entry's compact tokens (five integers each, relative as in LSP). */
+function decoded(group) {
+  const out = [];
+  let [line, start] = [1, 0];
+  for (let i = 0; i < group.tokens.length; i += 5) {
+    const [dl, ds, length, type, bits] = group.tokens.slice(i, i + 5);
+    [line, start] = dl > 0 ? [line + dl, ds] : [line, start + ds];
+    const modifiers = group.legend.modifiers.filter((_, bit) => (bits >>> bit) & 1);
+    out.push({ range: { start: { line, character: start }, end: { line, character: start + length } }, kind: group.legend.types[type], modifiers });
+  }
+  return out;
 }
 /** The diagnostic a hover test shows: the first with related locations, else the first. */
 const pick = (diagnostics) => diagnostics.find((d) => d.related.length > 0) ?? diagnostics[0];

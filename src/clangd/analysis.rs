@@ -47,8 +47,41 @@ pub async fn diagnostics(
     let mut doc = session.open(file, deadline).await?;
     let published = doc.diagnostics(deadline).await?;
     drop(doc);
+    Ok(converted_diagnostics(session, roots, file, published))
+}
+
+/// Converted diagnostics sorted by position, remembered as the file's before-state.
+fn converted_diagnostics(
+    session: &Session,
+    roots: &Roots,
+    file: &SourceFile,
+    published: Vec<lsp_types::Diagnostic>,
+) -> Vec<Diagnostic> {
     let mut locator = Locator::new(roots, session.encoding, Some(file));
-    Ok(published.into_iter().map(|d| diagnostic(&mut locator, file, d)).collect())
+    let mut res: Vec<Diagnostic> = published.into_iter().map(|d| diagnostic(&mut locator, file, d)).collect();
+    super::delta::by_position(&mut res);
+    session.remember(&file.path.to_string(), file.lines.text(), &res);
+    res
+}
+
+/// The diagnostics of `before` as the content of `file`: remembered from an earlier analysis of
+/// exactly that content in this session, else analysed now (the document is opened with the old
+/// text and closed again; the file on disk is not read).
+pub async fn before_diagnostics(
+    session: &Session,
+    roots: &Roots,
+    file: &SourceFile,
+    before: &str,
+    deadline: Instant,
+) -> Result<Vec<Diagnostic>, Error> {
+    if let Some(known) = session.remembered(&file.path.to_string(), before) {
+        return Ok(known.as_ref().clone());
+    }
+    let old = SourceFile { lines: std::sync::Arc::new(crate::lsp::LineIndex::new(before)), ..file.clone() };
+    let mut doc = session.open(&old, deadline).await?;
+    let published = doc.diagnostics(deadline).await?;
+    drop(doc);
+    Ok(converted_diagnostics(session, roots, &old, published))
 }
 
 /// Diagnostics and semantic spans of `file` for `clangd.json`.
@@ -71,8 +104,7 @@ pub async fn annotations(
     };
     let published = doc.diagnostics(deadline).await?;
     drop(doc);
-    let mut locator = Locator::new(roots, session.encoding, Some(file));
-    let diagnostics = published.into_iter().map(|d| diagnostic(&mut locator, file, d)).collect();
+    let diagnostics = converted_diagnostics(session, roots, file, published);
     let spans = match tokens {
         Some(SemanticTokensResult::Tokens(tokens)) => semantic_spans(session, file, &tokens.data),
         Some(SemanticTokensResult::Partial(partial)) => semantic_spans(session, file, &partial.data),

@@ -37,6 +37,12 @@ fn extension(path: &QualifiedPath) -> Option<String> {
 }
 
 /// Whether reads, writes and edits of `path` carry `resources.clangd`.
+/// A translation unit's extension (`.c .cc .cpp .cxx .c++ .cu .m .mm`): such a file belongs in a
+/// compilation database, unlike a header.
+pub fn is_translation_unit(path: &QualifiedPath) -> bool {
+    extension(path).is_some_and(|ext| ["c", "cc", "cpp", "cxx", "c++", "cu", "m", "mm"].contains(&ext.as_str()))
+}
+
 pub fn is_annotated(path: &QualifiedPath) -> bool {
     extension(path).is_some_and(|ext| ANNOTATED_EXTENSIONS.contains(&ext.as_str()))
 }

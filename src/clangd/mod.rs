@@ -20,10 +20,12 @@
 
 pub mod analysis;
 pub mod convert;
+pub mod delta;
 pub mod model;
 pub mod session;
 
-use std::path::PathBuf;
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -40,12 +42,13 @@ use crate::process::{self, ProcessId, ProcessService};
 use crate::toolchain::{ToolchainService, Toolset};
 use crate::workspace::observer::{Mutation, MutationKind, MutationObserver};
 use crate::workspace::path::{QualifiedPath, Roots};
-use crate::workspace::provider::{LineWindow, ProviderError, ProviderRequest, ResultProvider};
+use crate::workspace::provider::{FileOperation, LineWindow, Provided, ProviderError, ProviderRequest, ResultProvider};
 use crate::workspace::results::Document;
 use convert::SourceFile;
 use model::{
-    AnnotatedFile, AnnotationsDocument, CompilationContext, DiagnosticsResult, DocumentSymbolsResult,
-    HighlightingResult, HoverResult, LocationsResult, Position, WorkspaceSymbolsResult, merge,
+    ANNOTATIONS_VERSION, AnnotatedFile, AnnotationsDocument, CompilationContext, Diagnostic, DiagnosticsResult,
+    DocumentSymbolsResult, HighlightingResult, HoverResult, LocationsResult, MutationAnalysis, Position,
+    WorkspaceSymbolsResult, merge,
 };
 use session::{Session, SessionSpec};
 
@@ -168,11 +171,20 @@ struct Slot {
     spec: ContextSpec,
     session_spec: SessionSpec,
     database_hash: [u8; 32],
+    /// The absolute (lexically normalized) files the compilation database lists.
+    database_files: Arc<HashSet<PathBuf>>,
     state: watch::Sender<SlotState>,
     task: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Slot {
+    /// Whether clangd analyses `file` with flags it infers: a translation unit the database lacks.
+    fn infers_flags(&self, file: &SourceFile, lexical: Option<&Path>) -> bool {
+        convert::is_translation_unit(&file.path)
+            && !self.database_files.contains(&file.abs)
+            && !lexical.is_some_and(|abs| self.database_files.contains(abs))
+    }
+
     fn same(&self, other: &Slot) -> bool {
         self.spec == other.spec
             && self.session_spec.clangd == other.session_spec.clangd
@@ -288,6 +300,8 @@ impl Slot {
 }
 
 type ContextReader = Box<dyn FnMut() -> Option<Vec<ContextSpec>> + Send>;
+/// Names the contexts a mutation of a path withdrew (CMake inputs), once.
+type WithdrawalSource = Box<dyn Fn(&QualifiedPath) -> Vec<String> + Send + Sync>;
 
 struct Inner {
     processes: ProcessService,
@@ -297,6 +311,7 @@ struct Inner {
     reconciled: tokio::sync::Mutex<Vec<ContextSpec>>,
     /// Reads the subscription: `Some` when it changed since the last read.
     source: Mutex<Option<ContextReader>>,
+    withdrawals: RwLock<Option<WithdrawalSource>>,
     /// A compilation database was touched by a workspace mutation: hash them again.
     dirty: AtomicBool,
     kick: Arc<Notify>,
@@ -333,6 +348,7 @@ impl ClangdService {
                 roots,
                 reconciled: tokio::sync::Mutex::new(Vec::new()),
                 source: Mutex::new(None),
+                withdrawals: RwLock::new(None),
                 dirty: AtomicBool::new(false),
                 kick: Arc::new(Notify::new()),
                 slots: RwLock::new(Arc::from(Vec::new())),
@@ -388,6 +404,12 @@ impl ClangdService {
         if let Some(old) = self.inner.follow.lock().replace(task) {
             old.abort();
         }
+    }
+
+    /// Where writes and edits learn which contexts they withdrew (`app.rs` asks CMake's tracker),
+    /// so their result says so.
+    pub fn explain_withdrawals(&self, source: impl Fn(&QualifiedPath) -> Vec<String> + Send + Sync + 'static) {
+        *self.inner.withdrawals.write() = Some(Box::new(source));
     }
 
     /// The mutation observer to register with the workspace.
@@ -486,7 +508,7 @@ impl ClangdService {
             .await?;
         Ok(merge(answers)
             .into_iter()
-            .map(|(configurations, locations)| LocationsResult { configurations, locations })
+            .map(|(configurations, locations)| LocationsResult { configurations, locations, omitted: 0 })
             .collect())
     }
 
@@ -505,7 +527,12 @@ impl ClangdService {
         let path = path.to_string();
         Ok(merge(answers)
             .into_iter()
-            .map(|(configurations, symbols)| DocumentSymbolsResult { configurations, path: path.clone(), symbols })
+            .map(|(configurations, symbols)| DocumentSymbolsResult {
+                configurations,
+                path: path.clone(),
+                symbols,
+                omitted: 0,
+            })
             .collect())
     }
 
@@ -604,7 +631,7 @@ impl ClangdService {
     /// `clangd.json` for one file operation, across all usable configurations; `None` when the file
     /// is not C/C++ or no configuration is usable.
     pub async fn annotate(&self, request: &ProviderRequest, call: &Call) -> Result<Option<AnnotationsDocument>, Error> {
-        annotate(&self.inner, request, call).await
+        annotate(&self.inner, request, call).await.map(|(document, _)| document)
     }
 }
 
@@ -690,11 +717,13 @@ async fn candidate(inner: &Inner, spec: ContextSpec, toolsets: Option<&[Arc<Tool
     };
     let database = inner.roots.lexical(&spec.compilation_database)?;
     let hashed = database.clone();
-    let hash = tokio::task::spawn_blocking(move || std::fs::read(hashed).ok().map(|bytes| Sha256::digest(&bytes)))
-        .await
-        .ok()
-        .flatten();
-    let Some(hash) = hash else {
+    let read = tokio::task::spawn_blocking(move || {
+        std::fs::read(hashed).ok().map(|bytes| (Sha256::digest(&bytes), database_files(&bytes)))
+    })
+    .await
+    .ok()
+    .flatten();
+    let Some((hash, files)) = read else {
         tracing::info!(context = %spec.id, "no clangd session: the compilation database is missing");
         return None;
     };
@@ -706,43 +735,120 @@ async fn candidate(inner: &Inner, spec: ContextSpec, toolsets: Option<&[Arc<Tool
         project: inner.roots.project().to_path_buf(),
     };
     let state = watch::channel(SlotState { generation: 0, phase: Phase::Idle }).0;
-    Some(Slot { spec, session_spec, database_hash: hash.into(), state, task: Mutex::new(None) })
+    Some(Slot {
+        spec,
+        session_spec,
+        database_hash: hash.into(),
+        database_files: Arc::new(files),
+        state,
+        task: Mutex::new(None),
+    })
+}
+
+/// The files a compilation database lists, absolute and lexically normalized; empty when it is
+/// not a database.
+fn database_files(bytes: &[u8]) -> HashSet<PathBuf> {
+    #[derive(serde::Deserialize)]
+    struct Entry {
+        directory: PathBuf,
+        file: PathBuf,
+    }
+    let entries: Vec<Entry> = serde_json::from_slice(bytes).unwrap_or_default();
+    entries.into_iter().map(|entry| normalized(&entry.directory.join(entry.file))).collect()
+}
+
+/// `.` dropped and `..` applied, without asking the file system.
+fn normalized(path: &Path) -> PathBuf {
+    let mut res = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                res.pop();
+            }
+            other => res.push(other),
+        }
+    }
+    res
+}
+
+/// What one configuration found for a file operation.
+struct Answer {
+    id: String,
+    diagnostics: Vec<Diagnostic>,
+    spans: Vec<model::SemanticSpan>,
+    /// The diagnostics of the content before a write or edit (empty for a created file).
+    before: Option<Vec<Diagnostic>>,
+    inferred_flags: bool,
 }
 
 async fn annotate(
     inner: &Arc<Inner>,
     request: &ProviderRequest,
     call: &Call,
-) -> Result<Option<AnnotationsDocument>, Error> {
+) -> Result<(Option<AnnotationsDocument>, MutationAnalysis), Error> {
+    let mutation = matches!(request.operation, FileOperation::Write | FileOperation::Edit);
+    let mut analysis = MutationAnalysis::default();
+    if mutation && let Some(source) = inner.withdrawals.read().as_ref() {
+        analysis.withdrawn = source(&request.path);
+    }
     if !convert::is_annotated(&request.path) {
-        return Ok(None);
+        return Ok((None, analysis));
     }
     let deadline = Instant::now() + DEFAULT_TIMEOUT;
     let work = async {
         sync(inner).await;
         let slots: Vec<Arc<Slot>> = inner.slots.read().to_vec();
         if slots.is_empty() {
-            return Ok(None);
+            return Ok((None, analysis));
         }
         let path = request.path.to_string();
         if request.lines == LineWindow::Empty {
             let file = AnnotatedFile { path, diagnostics: Vec::new(), highlighting: Vec::new() };
-            return Ok(Some(AnnotationsDocument { version: 1, files: vec![file] }));
+            return Ok((Some(AnnotationsDocument { version: ANNOTATIONS_VERSION, files: vec![file] }), analysis));
         }
         let file = Arc::new(convert::read_source(&inner.roots, &request.path)?);
+        let lexical = inner.roots.lexical(&request.path);
         let runs = slots.iter().map(|slot| {
             let file = file.clone();
+            let lexical = lexical.clone();
             async move {
                 let id = slot.spec.id.clone();
-                let session =
-                    slot.session(&inner.processes, deadline).await.map_err(|err| err.in_configuration(&id))?;
-                let (diagnostics, spans) = analysis::annotations(&session, &inner.roots, &file, deadline)
-                    .await
-                    .map_err(|err| err.in_configuration(&id))?;
-                Ok::<_, Error>((id, diagnostics, spans))
+                let in_configuration = |err: Error| err.in_configuration(&id);
+                let session = slot.session(&inner.processes, deadline).await.map_err(in_configuration)?;
+                let before = match (&request.before, mutation) {
+                    (_, false) => None,
+                    (None, true) => Some(Vec::new()),
+                    (Some(text), true) => Some(
+                        analysis::before_diagnostics(&session, &inner.roots, &file, text, deadline)
+                            .await
+                            .map_err(in_configuration)?,
+                    ),
+                };
+                let (diagnostics, spans) =
+                    analysis::annotations(&session, &inner.roots, &file, deadline).await.map_err(in_configuration)?;
+                let inferred_flags = slot.infers_flags(&file, lexical.as_deref());
+                Ok::<_, Error>(Answer { id: id.clone(), diagnostics, spans, before, inferred_flags })
             }
         });
         let answers = futures_util::future::join_all(runs).await.into_iter().collect::<Result<Vec<_>, Error>>()?;
+        let mut analysis = analysis;
+        let mut deltas = Vec::new();
+        let before_lines = request.before.as_deref().map(crate::lsp::LineIndex::new);
+        let empty = crate::lsp::LineIndex::new("");
+        for answer in &answers {
+            if answer.inferred_flags {
+                analysis.inferred_flags.push(answer.id.clone());
+            }
+            if let Some(before) = &answer.before {
+                let lines = before_lines.as_ref().unwrap_or(&empty);
+                deltas.push((answer.id.clone(), delta::compare(before, lines, &answer.diagnostics, &file.lines)));
+            }
+        }
+        analysis.deltas = merge(deltas)
+            .into_iter()
+            .map(|(configurations, (introduced, resolved))| delta::summary(configurations, &introduced, &resolved))
+            .collect();
         let window = request.lines;
         let keep = |range: &model::SourceRange| {
             let (first, last) = range.lines();
@@ -750,7 +856,7 @@ async fn annotate(
         };
         let mut diagnostics = Vec::new();
         let mut highlighting = Vec::new();
-        for (id, mut found, mut spans) in answers {
+        for Answer { id, diagnostics: mut found, mut spans, .. } in answers {
             found.retain(|d| keep(&d.range));
             spans.retain(|s| keep(&s.range));
             diagnostics.push((id.clone(), found));
@@ -767,11 +873,11 @@ async fn annotate(
                 .collect(),
             highlighting: merge(highlighting)
                 .into_iter()
-                .map(|(configurations, spans)| HighlightingResult { configurations, path: path.clone(), spans })
+                .map(|(configurations, spans)| HighlightingResult::encode(configurations, path.clone(), &spans))
                 .collect(),
             path,
         };
-        Ok(Some(AnnotationsDocument { version: 1, files: vec![file] }))
+        Ok((Some(AnnotationsDocument { version: ANNOTATIONS_VERSION, files: vec![file] }), analysis))
     };
     tokio::select! {
         res = tokio::time::timeout_at(deadline, work) => res.unwrap_or(Err(Error::Timeout(DEFAULT_TIMEOUT))),
@@ -796,6 +902,12 @@ impl MutationObserver for Observer {
         if touches_database {
             inner.dirty.store(true, Ordering::SeqCst);
             inner.kick.notify_one();
+        }
+        let mutated: Vec<String> = change.before.iter().chain(&change.after).map(|a| a.path.to_string()).collect();
+        for slot in slots.iter() {
+            if let Some(session) = slot.ready() {
+                session.forget_except(&mutated);
+            }
         }
         let changes = file_events(&inner.roots, change);
         if changes.is_empty() {
@@ -841,24 +953,25 @@ impl ResultProvider for Provider {
         PROVIDER_NAME
     }
 
-    fn provide(
-        &self,
-        request: ProviderRequest,
-        call: Call,
-    ) -> BoxFuture<'static, Result<Option<Document>, ProviderError>> {
+    fn provide(&self, request: ProviderRequest, call: Call) -> BoxFuture<'static, Result<Provided, ProviderError>> {
         let inner = self.0.clone();
         Box::pin(async move {
-            let Some(inner) = inner.upgrade() else { return Ok(None) };
+            let Some(inner) = inner.upgrade() else { return Ok(Provided::default()) };
             // The file operation owns the call's progress; annotations report none.
             let quiet = Call::new(Progress::disabled(), call.cancel.clone(), None);
-            let document = annotate(&inner, &request, &quiet).await.map_err(|err| Box::new(err) as ProviderError)?;
-            match document {
-                None => Ok(None),
-                Some(document) => {
-                    let value = serde_json::to_value(&document).map_err(|err| Box::new(err) as ProviderError)?;
-                    Ok(Some(Document::json(PROVIDER_NAME, &value)))
-                }
+            let (document, analysis) =
+                annotate(&inner, &request, &quiet).await.map_err(|err| Box::new(err) as ProviderError)?;
+            let mut provided = Provided::default();
+            if let Some(document) = document {
+                let value = serde_json::to_value(&document).map_err(|err| Box::new(err) as ProviderError)?;
+                provided.document = Some(Document::json(PROVIDER_NAME, &value));
             }
+            provided.note = crate::render::clangd_note::mutation_note(&request.path.to_string(), &analysis);
+            let mutation = matches!(request.operation, FileOperation::Write | FileOperation::Edit);
+            if mutation && analysis != MutationAnalysis::default() {
+                provided.summary = Some(serde_json::to_value(&analysis).map_err(|err| Box::new(err) as ProviderError)?);
+            }
+            Ok(provided)
         })
     }
 }
@@ -930,7 +1043,8 @@ mod tests {
             project: PathBuf::from("/w/proj"),
         };
         let state = watch::channel(SlotState { generation: 0, phase: Phase::Starting }).0;
-        Arc::new(Slot { spec, session_spec, database_hash: [0; 32], state, task: Mutex::new(None) })
+        let database_files = Arc::new(HashSet::new());
+        Arc::new(Slot { spec, session_spec, database_hash: [0; 32], database_files, state, task: Mutex::new(None) })
     }
 
     #[test]

@@ -74,6 +74,17 @@ pub enum Severity {
 }
 
 impl Severity {
+    /// Errors first: 0 error … 3 hint (4 for a diagnostic without severity).
+    pub fn rank(severity: Option<Severity>) -> u8 {
+        match severity {
+            Some(Severity::Error) => 0,
+            Some(Severity::Warning) => 1,
+            Some(Severity::Information) => 2,
+            Some(Severity::Hint) => 3,
+            None => 4,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "error",
@@ -196,6 +207,23 @@ pub struct LocationsResult {
     pub configurations: Vec<String>,
     /// Sorted by path, then range.
     pub locations: Vec<NavigationLocation>,
+    /// Locations left out by `limit` (absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub omitted: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl LocationsResult {
+    /// Keeps the first `limit` locations, counting the rest in `omitted`.
+    pub fn limit(&mut self, limit: usize) {
+        if self.locations.len() > limit {
+            self.omitted += (self.locations.len() - limit) as u32;
+            self.locations.truncate(limit);
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
@@ -203,6 +231,39 @@ pub struct DocumentSymbolsResult {
     pub configurations: Vec<String>,
     pub path: String,
     pub symbols: Vec<DocumentSymbol>,
+    /// Symbols left out by `limit` or `depth` (absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub omitted: u32,
+}
+
+impl DocumentSymbolsResult {
+    /// Keeps symbols down to nesting `depth` (1 = top level only) and the first `limit` of them in
+    /// outline order, counting every symbol left out in `omitted`.
+    pub fn limit(&mut self, limit: usize, depth: Option<u32>) {
+        fn count(symbols: &[DocumentSymbol]) -> u32 {
+            symbols.iter().map(|s| 1 + count(&s.children)).sum()
+        }
+        fn keep(symbols: &mut Vec<DocumentSymbol>, room: &mut usize, depth: u32, omitted: &mut u32) {
+            let mut kept = 0;
+            for symbol in symbols.iter_mut() {
+                if *room == 0 {
+                    break;
+                }
+                *room -= 1;
+                kept += 1;
+                if depth <= 1 {
+                    *omitted += count(&symbol.children);
+                    symbol.children.clear();
+                } else {
+                    keep(&mut symbol.children, room, depth - 1, omitted);
+                }
+            }
+            *omitted += count(&symbols[kept..]);
+            symbols.truncate(kept);
+        }
+        let mut room = limit;
+        keep(&mut self.symbols, &mut room, depth.unwrap_or(u32::MAX), &mut self.omitted);
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
@@ -211,12 +272,58 @@ pub struct WorkspaceSymbolsResult {
     pub symbols: Vec<WorkspaceSymbol>,
 }
 
-/// Semantic highlighting of one file in `clangd.json`.
+/// Semantic highlighting of one file in `clangd.json`, in LSP's compact relative encoding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct HighlightingResult {
     pub configurations: Vec<String>,
     pub path: String,
-    pub spans: Vec<SemanticSpan>,
+    /// The token types and modifiers `tokens` refers to, once per entry.
+    pub legend: TokenLegend,
+    /// Five integers per token, as LSP's `SemanticTokens.data` but in code points and one-based
+    /// lines: line delta (from line 1 for the first token, then from the previous token), start
+    /// character (relative to the previous token's start on the same line, else absolute), length
+    /// (tokens never span lines), index into `legend.types`, bit set over `legend.modifiers`.
+    pub tokens: Vec<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct TokenLegend {
+    pub types: Vec<String>,
+    pub modifiers: Vec<String>,
+}
+
+impl HighlightingResult {
+    /// Encodes spans (sorted by position, one line each) with a legend of the names they use, in
+    /// order of first use.
+    pub fn encode(configurations: Vec<String>, path: String, spans: &[SemanticSpan]) -> HighlightingResult {
+        let mut legend = TokenLegend { types: Vec::new(), modifiers: Vec::new() };
+        let index = |names: &mut Vec<String>, name: &str| match names.iter().position(|known| known == name) {
+            Some(at) => at as u32,
+            None => {
+                names.push(name.to_owned());
+                names.len() as u32 - 1
+            }
+        };
+        let mut tokens = Vec::with_capacity(spans.len() * 5);
+        let (mut line, mut start) = (1u32, 0u32);
+        for span in spans {
+            let SourceRange { start: from, end } = span.range;
+            let length = if end.line == from.line { end.character.saturating_sub(from.character) } else { 0 };
+            let delta_line = from.line.saturating_sub(line);
+            let delta_start = if delta_line == 0 { from.character.saturating_sub(start) } else { from.character };
+            let kind = index(&mut legend.types, &span.kind);
+            let mut bits = 0u32;
+            for modifier in &span.modifiers {
+                let bit = index(&mut legend.modifiers, modifier);
+                if bit < 32 {
+                    bits |= 1 << bit;
+                }
+            }
+            tokens.extend([delta_line, delta_start, length, kind, bits]);
+            (line, start) = (from.line, from.character);
+        }
+        HighlightingResult { configurations, path, legend, tokens }
+    }
 }
 
 /// One file of `clangd.json`.
@@ -227,11 +334,49 @@ pub struct AnnotatedFile {
     pub highlighting: Vec<HighlightingResult>,
 }
 
-/// `clangd.json` (INTERFACE.md §8.3).
+/// The version of `clangd.json`: 2 since highlighting uses the compact token encoding.
+pub const ANNOTATIONS_VERSION: u32 = 2;
+
+/// `clangd.json` (INTERFACE.md §8.3, with highlighting as compact tokens).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AnnotationsDocument {
     pub version: u32,
     pub files: Vec<AnnotatedFile>,
+}
+
+/// One diagnostic in a mutation summary: where, how severe, what.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct DiagnosticBrief {
+    pub line: u32,
+    /// Zero-based code points.
+    pub character: u32,
+    pub severity: Option<Severity>,
+    pub message: String,
+    pub source: Option<String>,
+    pub code: Option<DiagnosticCode>,
+}
+
+/// What a write or edit changed in the diagnostics of one group of agreeing configurations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct DiagnosticDelta {
+    pub configurations: Vec<String>,
+    /// Diagnostics the mutation introduced / resolved (all of them, also past the lists).
+    pub introduced_count: u32,
+    pub resolved_count: u32,
+    /// Errors first, then by position; at most 10 each (all are in `resources.clangd`).
+    pub introduced: Vec<DiagnosticBrief>,
+    pub resolved: Vec<DiagnosticBrief>,
+}
+
+/// The `clangd` summary of a write or edit.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, JsonSchema)]
+pub struct MutationAnalysis {
+    /// Diagnostics compared with the content before the mutation, per group of configurations.
+    pub deltas: Vec<DiagnosticDelta>,
+    /// Configurations whose compilation database lacks the file: clangd inferred its flags.
+    pub inferred_flags: Vec<String>,
+    /// Configurations the mutation withdrew (it changed a CMake input; `cmake_configure` restores them).
+    pub withdrawn: Vec<String>,
 }
 
 /// Groups per-configuration answers: identical answers (compared as JSON) become one entry whose
@@ -272,6 +417,58 @@ mod tests {
             ]
         );
         assert!(merge(Vec::<(String, u8)>::new()).is_empty());
+    }
+
+    fn symbol(name: &str, children: Vec<DocumentSymbol>) -> DocumentSymbol {
+        let r = range((1, 0), (1, 1));
+        DocumentSymbol {
+            name: name.into(),
+            kind: 12,
+            range: r,
+            selection_range: r,
+            detail: None,
+            tags: vec![],
+            children,
+        }
+    }
+
+    #[test]
+    fn outlines_are_cut_by_limit_and_depth_counting_what_is_left_out() {
+        let outline = || DocumentSymbolsResult {
+            configurations: vec![],
+            path: "project/a.cpp".into(),
+            symbols: vec![
+                symbol("ns", vec![symbol("a", vec![symbol("a1", vec![])]), symbol("b", vec![])]),
+                symbol("c", vec![]),
+            ],
+            omitted: 0,
+        };
+        let names = |r: &DocumentSymbolsResult| {
+            fn walk(s: &[DocumentSymbol], out: &mut Vec<String>) {
+                for s in s {
+                    out.push(s.name.clone());
+                    walk(&s.children, out);
+                }
+            }
+            let mut out = vec![];
+            walk(&r.symbols, &mut out);
+            out
+        };
+        let mut all = outline();
+        all.limit(10, None);
+        assert_eq!(
+            (names(&all), all.omitted),
+            (vec!["ns", "a", "a1", "b", "c"].into_iter().map(String::from).collect(), 0)
+        );
+        let mut cut = outline();
+        cut.limit(3, None);
+        assert_eq!((names(&cut), cut.omitted), (vec!["ns".to_owned(), "a".into(), "a1".into()], 2));
+        let mut shallow = outline();
+        shallow.limit(10, Some(1));
+        assert_eq!((names(&shallow), shallow.omitted), (vec!["ns".to_owned(), "c".into()], 3));
+        let mut locations = LocationsResult { configurations: vec![], locations: vec![], omitted: 0 };
+        locations.limit(1);
+        assert_eq!(locations.omitted, 0);
     }
 
     #[test]

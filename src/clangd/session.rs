@@ -248,6 +248,21 @@ pub struct Session {
     state: Arc<State>,
     warmed: watch::Receiver<bool>,
     warm_up: Mutex<Option<JoinHandle<()>>>,
+    /// The last diagnostics of each file (qualified path) with the SHA-256 of the content they are
+    /// for: the before-state of the next write or edit of that file.
+    remembered: Mutex<HashMap<String, Remembered>>,
+}
+
+/// Diagnostics of one content of a file.
+#[derive(Clone)]
+pub struct Remembered {
+    hash: [u8; 32],
+    pub diagnostics: Arc<Vec<super::model::Diagnostic>>,
+}
+
+fn content_hash(text: &str) -> [u8; 32] {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(text.as_bytes()).into()
 }
 
 impl Drop for Session {
@@ -353,6 +368,7 @@ impl Session {
             state,
             warmed,
             warm_up: Mutex::new(None),
+            remembered: Mutex::new(HashMap::new()),
         });
         let database = spec.database_dir.join("compile_commands.json");
         let task = tokio::spawn(async move {
@@ -380,10 +396,35 @@ impl Session {
         &self.client
     }
 
+    /// Remembers the diagnostics clangd gave for `text` as the content of `path`.
+    pub fn remember(&self, path: &str, text: &str, diagnostics: &[super::model::Diagnostic]) {
+        let entry = Remembered { hash: content_hash(text), diagnostics: Arc::new(diagnostics.to_vec()) };
+        self.remembered.lock().insert(path.to_owned(), entry);
+    }
+
+    /// The remembered diagnostics of `path` when they are for exactly `text`.
+    pub fn remembered(&self, path: &str, text: &str) -> Option<Arc<Vec<super::model::Diagnostic>>> {
+        let hash = content_hash(text);
+        self.remembered.lock().get(path).filter(|entry| entry.hash == hash).map(|entry| entry.diagnostics.clone())
+    }
+
+    /// Forgets every file's diagnostics except those of `kept`: another file changed (a header
+    /// can change any file's diagnostics), so only the mutated files' earlier contents stay true.
+    pub fn forget_except(&self, kept: &[String]) {
+        self.remembered.lock().retain(|path, _| kept.contains(path));
+    }
+
     /// Opens the complete current text of a file; see [`OpenDocument`].
     pub async fn open(&self, file: &SourceFile, deadline: Instant) -> Result<OpenDocument, Error> {
+        self.open_text(file, file.lines.text(), deadline).await
+    }
+
+    /// Opens `text` as the content of `file` (an earlier content, for edit deltas). clangd splits
+    /// lines at LF only, so lone CRs go as LF (same offsets), keeping its lines ours.
+    pub async fn open_text(&self, file: &SourceFile, text: &str, deadline: Instant) -> Result<OpenDocument, Error> {
         let language = language_id(&file.abs);
-        self.documents.open(&file.uri, file.path.to_string(), language, file.lines.text(), deadline).await
+        let text = crate::text::lone_cr_as_lf(text);
+        self.documents.open(&file.uri, file.path.to_string(), language, &text, deadline).await
     }
 
     /// Sends a request that must be answered before `deadline`.

@@ -63,6 +63,8 @@ struct State {
     entries: BTreeMap<String, Entry>,
     /// Every build directory CMake was run in during this lifetime (exempt from the glob rule).
     build_dirs: BTreeSet<QualifiedPath>,
+    /// The paths of the last mutation that withdrew contexts, with the ids it withdrew (until asked).
+    withdrawn_by: HashMap<QualifiedPath, Vec<String>>,
 }
 
 /// Owns the context set and checks workspace mutations against the recorded inputs.
@@ -116,6 +118,12 @@ impl Tracker {
         }
     }
 
+    /// The context ids the last withdrawing mutation of `path` withdrew, once (clangd names them in
+    /// the write or edit result).
+    pub fn take_withdrawn_by(&self, path: &QualifiedPath) -> Vec<String> {
+        self.state.lock().withdrawn_by.remove(path).unwrap_or_default()
+    }
+
     /// The context id last confirmed for a build directory (active or withdrawn).
     pub fn id_for_build_dir(&self, dir: &QualifiedPath) -> Option<String> {
         let state = self.state.lock();
@@ -155,6 +163,8 @@ impl MutationObserver for Tracker {
         }
         if !withdrawn.is_empty() {
             tracing::info!(?withdrawn, ?change.kind, "compilation contexts withdrawn: their CMake inputs changed");
+            state.withdrawn_by =
+                change.before.iter().chain(&change.after).map(|a| (a.path.clone(), withdrawn.clone())).collect();
             self.publish(&state);
         }
     }

@@ -186,6 +186,11 @@ impl CmakeService {
         self.tracker.clone()
     }
 
+    /// The contexts the last withdrawing mutation of `path` withdrew, once.
+    pub fn take_withdrawn_by(&self, path: &crate::workspace::path::QualifiedPath) -> Vec<String> {
+        self.tracker.take_withdrawn_by(path)
+    }
+
     /// The published compilation contexts: the current set and every change.
     pub fn contexts(&self) -> watch::Receiver<Contexts> {
         self.tracker.subscribe()
@@ -1088,6 +1093,9 @@ fn baseline(roots: &Roots, files: &file_api::CmakeFiles, presets: bool) -> Basel
         }
     }
     let globs = match &files.globs {
+        // Without glob information, only inputs that can list a directory make entries matter:
+        // CMake itself reconfigures on a new file only through a glob.
+        None if !inputs.keys().any(|path| lists_directories(roots, path)) => Globs::Known(Vec::new()),
         None => Globs::Unknown,
         Some(globs) => Globs::Known(
             globs
@@ -1100,6 +1108,18 @@ fn baseline(roots: &Roots, files: &file_api::CmakeFiles, presets: bool) -> Basel
         ),
     };
     Baseline { inputs, globs }
+}
+
+/// Whether a tracked CMake input mentions `file(GLOB…)` or `aux_source_directory` (read now; a
+/// missing input does not, an unreadable one counts as one that does).
+fn lists_directories(roots: &Roots, path: &QualifiedPath) -> bool {
+    let Some(abs) = roots.lexical(path) else { return true };
+    if !abs.exists() {
+        return false;
+    }
+    let Ok(text) = std::fs::read_to_string(abs) else { return true };
+    let text = text.to_ascii_lowercase();
+    text.contains("glob") || text.contains("aux_source_directory")
 }
 
 /// The qualified form of an absolute path CMake reported, when it lies in a managed root.

@@ -2,8 +2,9 @@
 //! another encoding at `initialize`. Callers of this module think in Unicode code points (what our
 //! tools expose); this module converts at the wire.
 //!
-//! Lines are split at LF only, as clangd does (a CR before the LF belongs to the line ending, a lone CR
-//! is text); this matches the workspace's line rule.
+//! Lines end at LF, CR LF or a lone CR, as LSP specifies and as the workspace splits them
+//! (`crate::text::line_starts`); clangd itself only splits at LF, so documents go to it with every
+//! lone CR sent as LF (`crate::text::lone_cr_as_lf`, same length and offsets).
 //!
 //! Architecture invariant: conversions never panic on positions a server makes up: a character past
 //! the end of its line clamps to the line's end, and a UTF-16 offset inside a surrogate pair counts the
@@ -97,8 +98,7 @@ pub struct LineIndex {
 impl LineIndex {
     pub fn new(text: impl Into<String>) -> LineIndex {
         let text = text.into();
-        let mut starts = vec![0];
-        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|idx| idx + 1));
+        let starts = crate::text::line_starts(&text);
         LineIndex { text, starts }
     }
 
@@ -114,12 +114,11 @@ impl LineIndex {
     /// Line `line` (zero-based) without its ending; `None` past the last line.
     pub fn line(&self, line: u32) -> Option<&str> {
         let start = *self.starts.get(line as usize)?;
-        let end = self.starts.get(line as usize + 1).map_or(self.text.len(), |next| next - 1);
-        let content = &self.text[start..end];
-        Some(content.strip_suffix('\r').unwrap_or(content))
+        let end = self.starts.get(line as usize + 1).copied().unwrap_or(self.text.len());
+        Some(crate::text::trim_line_ending(&self.text[start..end]))
     }
 
-    /// Line `line` (zero-based) with its LF or CRLF ending, if it has one.
+    /// Line `line` (zero-based) with its LF, CR LF or CR ending, if it has one.
     pub fn line_with_ending(&self, line: u32) -> Option<&str> {
         let start = *self.starts.get(line as usize)?;
         let end = self.starts.get(line as usize + 1).copied().unwrap_or(self.text.len());
@@ -200,15 +199,16 @@ mod tests {
     }
 
     #[test]
-    fn lines_split_at_lf_and_drop_the_crlf_ending() {
+    fn lines_split_at_lf_crlf_and_lone_cr_and_drop_their_endings() {
         let index = LineIndex::new("one\r\n😀x\nlone\rcr");
-        assert_eq!(index.line_count(), 3);
+        assert_eq!(index.line_count(), 4);
         assert_eq!(index.line(0), Some("one"));
         assert_eq!(index.line(1), Some("😀x"));
-        assert_eq!(index.line(2), Some("lone\rcr"));
-        assert_eq!(index.line(3), None);
+        assert_eq!(index.line(2), Some("lone"));
+        assert_eq!(index.line(3), Some("cr"));
+        assert_eq!(index.line(4), None);
         assert_eq!(index.line_with_ending(0), Some("one\r\n"));
-        assert_eq!(index.line_with_ending(2), Some("lone\rcr"));
+        assert_eq!(index.line_with_ending(2), Some("lone\r"));
         assert_eq!(LineIndex::new("a\n").line_count(), 2);
         assert_eq!(LineIndex::new("a\n").line(1), Some(""));
     }

@@ -157,6 +157,9 @@ pub fn locations(what: &str, path: &str, position: Position, results: &[Location
             res.push('\n');
             res.push_str(&navigation_location(location, ""));
         }
+        if result.omitted > 0 {
+            let _ = write!(res, "\n\n…and {} more locations not shown; pass a larger `limit`.", result.omitted);
+        }
     }
     res
 }
@@ -192,6 +195,9 @@ pub fn document_symbols(path: &str, results: &[DocumentSymbolsResult]) -> String
             res.push('\n');
             res.push_str(&symbol_label(symbol));
             draw_symbols(&symbol.children, "", &mut res);
+        }
+        if result.omitted > 0 {
+            let _ = write!(res, "\n…and {} more symbols not shown; pass a larger `limit` or `depth`.", result.omitted);
         }
     }
     res
@@ -637,6 +643,7 @@ mod tests {
                     preview: None,
                 },
             ],
+            omitted: 3,
         }];
         check(
             locations("Definitions", "project/a.cpp", pos(11, 12), &results),
@@ -655,9 +662,11 @@ mod tests {
                   8 | }
 
                 root/usr/include/c++/12/cmath, line 100, character 2 to line 100, character 8
-                  Source preview unavailable."#]],
+                  Source preview unavailable.
+
+                …and 3 more locations not shown; pass a larger `limit`."#]],
         );
-        let empty = vec![LocationsResult { configurations: vec!["Debug".into()], locations: vec![] }];
+        let empty = vec![LocationsResult { configurations: vec!["Debug".into()], locations: vec![], omitted: 0 }];
         check(
             locations("References", "project/a.cpp", pos(1, 0), &empty),
             expect![[r#"
@@ -703,6 +712,7 @@ mod tests {
             configurations: vec!["Debug".into()],
             path: "project/h.hpp".into(),
             symbols: tree,
+            omitted: 2,
         }];
         check(
             document_symbols("project/h.hpp", &results),
@@ -715,7 +725,8 @@ mod tests {
                 ├── Shape (class), lines 6–11
                 │   └── name (method, std::string_view () const), line 10
                 ├── default_circle (function, const Circle &()), line 20
-                └── odd (unknown kind (99)), line 22"#]],
+                └── odd (unknown kind (99)), line 22
+                …and 2 more symbols not shown; pass a larger `limit` or `depth`."#]],
         );
     }
 

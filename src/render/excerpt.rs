@@ -2,6 +2,37 @@
 
 use std::fmt::Write as _;
 
+use crate::text::{LineEndings, line_endings};
+use crate::workspace::read::FileExcerpt;
+
+/// The text of `workspace_read_file`: the numbered lines, then a note naming line endings other
+/// than LF, and for a cut read where to continue.
+pub fn file_excerpt(excerpt: &FileExcerpt) -> String {
+    let mut res = numbered(excerpt.numbered_lines(), "No lines in the selected range.");
+    let endings = match line_endings(&excerpt.text) {
+        Some(LineEndings::CrLf) => Some("CRLF line endings."),
+        Some(LineEndings::Cr) => Some("CR line endings."),
+        Some(LineEndings::Mixed) => Some("Mixed line endings (LF, CRLF or CR)."),
+        Some(LineEndings::Lf) | None => None,
+    };
+    let mut notes = Vec::new();
+    if let Some(cut) = excerpt.continuation {
+        notes.push(format!(
+            "Showing lines {}-{} of {}; continue with start_line={} (or pass end_line to read a larger range).",
+            excerpt.start_line,
+            cut.next_start_line - 1,
+            cut.total_lines,
+            cut.next_start_line
+        ));
+    }
+    notes.extend(endings.map(str::to_owned));
+    if !notes.is_empty() {
+        res.push_str("\n\n");
+        res.push_str(&notes.join("\n"));
+    }
+    res
+}
+
 /// Renders numbered lines; `empty` is returned when there are none.
 pub fn numbered<'a>(lines: impl IntoIterator<Item = (u64, &'a str)>, empty: &str) -> String {
     let lines: Vec<(u64, &str)> = lines.into_iter().collect();
@@ -31,6 +62,30 @@ mod tests {
             10 | int b;
             11 | "#]]
         .assert_eq(&numbered(lines, "none"));
+    }
+
+    #[test]
+    fn reads_name_their_line_endings_and_continuation() {
+        let excerpt = |text: &str, continuation| FileExcerpt {
+            path: crate::workspace::path::QualifiedPath::parse("project/a.c").unwrap(),
+            text: text.into(),
+            start_line: 1,
+            continuation,
+        };
+        expect![[r#"
+            1 | a
+            2 | b
+
+            CRLF line endings."#]]
+        .assert_eq(&file_excerpt(&excerpt("a\r\nb\r\n", None)));
+        let cut = crate::workspace::read::Continuation { next_start_line: 3, total_lines: 9 };
+        expect![[r#"
+            1 | a
+            2 | b
+
+            Showing lines 1-2 of 9; continue with start_line=3 (or pass end_line to read a larger range)."#]]
+        .assert_eq(&file_excerpt(&excerpt("a\nb\n", Some(cut))));
+        assert_eq!(file_excerpt(&excerpt("", None)), "No lines in the selected range.");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! Markdown is produced only for resources.
 
 pub mod clangd;
+pub mod clangd_note;
 pub mod cmake;
 pub mod excerpt;
 pub mod markdown;

@@ -54,7 +54,7 @@ mod tests {
     fn write(action: WriteAction, lines_removed: u64, lines_added: u64) -> String {
         let path = q("project/src/a.cpp");
         let diff = FileDiff { path: path.clone(), changes: Vec::new(), hunks: Vec::new() };
-        file_written(&FileWrite { path, action, lines_removed, lines_added, diff })
+        file_written(&FileWrite { path, action, lines_removed, lines_added, diff, before: None })
     }
 
     #[test]
@@ -73,7 +73,7 @@ mod tests {
         let edit = |replacements| {
             let path = q("project/a.txt");
             let diff = FileDiff { path: path.clone(), changes: Vec::new(), hunks: Vec::new() };
-            file_edited(&FileEdit { path, replacements, diff })
+            file_edited(&FileEdit { path, replacements, diff, before: "".into() })
         };
         expect!["Updated project/a.txt: replaced 1 occurrence."].assert_eq(&edit(1));
         expect!["Updated project/a.txt: replaced 4 occurrences."].assert_eq(&edit(4));

@@ -429,7 +429,7 @@ mod tests {
 
                 1. --x
                 2. *(empty)*
-                3. a\|b
+                3. a|b
 
                 ## Transcript
 

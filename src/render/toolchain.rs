@@ -215,20 +215,20 @@ mod tests {
 
                 | Tool | Kind | Absolute path | Version |
                 | --- | --- | --- | --- |
-                | cmake | build\_system | /usr/bin/cmake | 3.25.1 |
+                | cmake | build_system | /usr/bin/cmake | 3.25.1 |
                 | g++ | compiler | /usr/bin/g++ | Unknown |
-                | ninja | build\_runner | /usr/bin/ninja | Unknown |
+                | ninja | build_runner | /usr/bin/ninja | Unknown |
             "#]],
         );
         check(
             detail_markdown(&user(), &[]),
             expect![[r#"
-            # LLVM \| 20
+                # LLVM | 20
 
-            ID: user-f4783ac82db5b4292b3d75cd26471458137a19d9ecd435b98e1eb11d53aabd98
+                ID: user-f4783ac82db5b4292b3d75cd26471458137a19d9ecd435b98e1eb11d53aabd98
 
-            No tools were found in this toolset.
-        "#]],
+                No tools were found in this toolset.
+            "#]],
         );
     }
 }

@@ -169,7 +169,7 @@ mod tests {
         expect![[r#"
             # Files
 
-            - [project/src/a\_b.cpp](forgemcp://workspace/file/project/src/a_b.cpp)
+            - [project/src/a_b.cpp](forgemcp://workspace/file/project/src/a_b.cpp)
             - [project/x.cpp](forgemcp://workspace/file/project/x.cpp)
         "#]]
         .assert_eq(&found_files_markdown(&found(&[("project/src/a_b.cpp", 1), ("project/x.cpp", 3)]), mirror));
@@ -200,11 +200,11 @@ mod tests {
 
             | Field | Value |
             | --- | --- |
-            | Path | project/src/my\_file.cpp |
+            | Path | project/src/my_file.cpp |
             | Size | 1 byte |
             | Created | Unavailable |
             | Modified | 07 Sep 2026, 12:45:12 UTC |
-            | Owner | DOMAIN\\alice |
+            | Owner | DOMAIN\alice |
         "#]]
         .assert_eq(&file_info_markdown(&info(None, Some("DOMAIN\\alice"))));
     }

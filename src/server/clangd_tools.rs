@@ -73,6 +73,9 @@ pub struct ClangdReferencesArgs {
     /// Include the declaration itself.
     #[serde(default = "yes")]
     pub include_declaration: bool,
+    /// Default 40.
+    #[serde(default)]
+    pub limit: Option<u32>,
     /// Configuration ids; omitted or [] = all.
     #[serde(default)]
     pub configurations: Option<Vec<String>>,
@@ -80,6 +83,30 @@ pub struct ClangdReferencesArgs {
     #[serde(default = "default_timeout")]
     pub timeout: f64,
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClangdDocumentSymbolsArgs {
+    /// C/C++ file: `project/…` or `storage/…`.
+    pub path: String,
+    /// Most symbols; default 300.
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Nesting levels; default all.
+    #[serde(default)]
+    pub depth: Option<u32>,
+    /// Configuration ids; omitted or [] = all.
+    #[serde(default)]
+    pub configurations: Option<Vec<String>>,
+    /// Seconds for the whole call.
+    #[serde(default = "default_timeout")]
+    pub timeout: f64,
+}
+
+/// Default `limit` of `clangd_references`: 40 locations with 7-line previews stay under ~16 KB.
+pub const REFERENCES_LIMIT: u32 = 40;
+/// Default `limit` of `clangd_document_symbols`: 300 outline lines stay under ~16 KB.
+pub const SYMBOLS_LIMIT: u32 = 300;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -243,8 +270,10 @@ pub fn register(registry: &mut Registry, clangd: &Arc<ClangdService>) {
         |service, args: ClangdReferencesArgs, call| async move {
             let (path, limits) = (path(&args.path)?, Limits::check(args.configurations, args.timeout)?);
             let navigation = Navigation::References { include_declaration: args.include_declaration };
-            let result =
+            let mut result =
                 service.locations(&path, args.position, navigation, limits.scope(&call)).await.map_err(failure)?;
+            let limit = args.limit.unwrap_or(REFERENCES_LIMIT) as usize;
+            result.iter_mut().for_each(|answer| answer.limit(limit));
             let text = render::clangd::locations("References", &path.to_string(), args.position, &result);
             Ok(ToolOutput::new(text, ClangdResult { result }))
         },
@@ -253,9 +282,14 @@ pub fn register(registry: &mut Registry, clangd: &Arc<ClangdService>) {
         registry,
         clangd,
         ("clangd_document_symbols", "Clangd document symbols", "The outline of one C/C++ file."),
-        |service, args: ClangdFileArgs, call| async move {
+        |service, args: ClangdDocumentSymbolsArgs, call| async move {
             let (path, limits) = (path(&args.path)?, Limits::check(args.configurations, args.timeout)?);
-            let result = service.document_symbols(&path, limits.scope(&call)).await.map_err(failure)?;
+            if args.depth == Some(0) {
+                return Err(ToolError::User("Invalid argument `depth`: it must be at least 1.".into()));
+            }
+            let mut result = service.document_symbols(&path, limits.scope(&call)).await.map_err(failure)?;
+            let limit = args.limit.unwrap_or(SYMBOLS_LIMIT) as usize;
+            result.iter_mut().for_each(|answer| answer.limit(limit, args.depth));
             let text = render::clangd::document_symbols(&path.to_string(), &result);
             Ok(ToolOutput::new(text, ClangdResult { result }))
         },

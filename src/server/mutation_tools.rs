@@ -25,6 +25,9 @@ use crate::workspace::provider::{FileOperation, LineWindow, ProviderRequest};
 use crate::workspace::results::Document;
 use crate::workspace::write::WriteAction;
 
+/// The provider whose summary the write and edit results carry as `clangd`.
+const CLANGD: &str = crate::clangd::PROVIDER_NAME;
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceWriteFileArgs {
@@ -53,6 +56,10 @@ pub struct WorkspaceWriteFileResult {
     pub lines_added: u64,
     /// `diff` links the typed diff (`diff.json`).
     pub resources: ResourceLinks,
+    /// What the write did to clangd's analysis (C/C++ files and CMake inputs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<crate::clangd::model::MutationAnalysis>")]
+    pub clangd: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -77,6 +84,10 @@ pub struct WorkspaceEditFileResult {
     pub replacements: u64,
     /// `diff` links the typed diff (`diff.json`).
     pub resources: ResourceLinks,
+    /// What the edit did to clangd's analysis (C/C++ files and CMake inputs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<crate::clangd::model::MutationAnalysis>")]
+    pub clangd: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -274,8 +285,10 @@ fn register_write_file(registry: &mut Registry, workspace: &Arc<WorkspaceService
                     path: write.path.clone(),
                     operation: FileOperation::Write,
                     lines: LineWindow::Whole,
+                    before: write.before.clone(),
                 };
-                resources.extend(provider_links(&ws_for_providers, request, &provider_call).await);
+                let provided = provider_links(&ws_for_providers, request, &provider_call).await;
+                resources.extend(provided.links.clone());
                 let value = WorkspaceWriteFileResult {
                     path: write.path.to_string(),
                     action: match write.action {
@@ -285,8 +298,9 @@ fn register_write_file(registry: &mut Registry, workspace: &Arc<WorkspaceService
                     lines_removed: write.lines_removed,
                     lines_added: write.lines_added,
                     resources,
+                    clangd: provided.summaries.get(CLANGD).cloned(),
                 };
-                Ok(ToolOutput::new(render::mutation::file_written(&write), value))
+                Ok(ToolOutput::new(provided.with_notes(render::mutation::file_written(&write)), value))
             }
         },
     );
@@ -324,11 +338,17 @@ fn register_edit_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>
                     path: edit.path.clone(),
                     operation: FileOperation::Edit,
                     lines: LineWindow::Whole,
+                    before: Some(edit.before.clone()),
                 };
-                resources.extend(provider_links(&ws_for_providers, request, &provider_call).await);
-                let value =
-                    WorkspaceEditFileResult { path: edit.path.to_string(), replacements: edit.replacements, resources };
-                Ok(ToolOutput::new(render::mutation::file_edited(&edit), value))
+                let provided = provider_links(&ws_for_providers, request, &provider_call).await;
+                resources.extend(provided.links.clone());
+                let value = WorkspaceEditFileResult {
+                    path: edit.path.to_string(),
+                    replacements: edit.replacements,
+                    resources,
+                    clangd: provided.summaries.get(CLANGD).cloned(),
+                };
+                Ok(ToolOutput::new(provided.with_notes(render::mutation::file_edited(&edit)), value))
             }
         },
     );

@@ -1,6 +1,6 @@
 //! Typed line diffs of a file's text before and after a write or edit (the `diff.json` resource).
 //!
-//! Lines are split at LF and keep their endings (`read::split_lines`), so a changed line ending is
+//! Lines are split at LF, CR LF and lone CR and keep their endings (`read::split_lines`), so a changed line ending is
 //! a changed line and the exact text of every line survives. Line ranges use one-based starts; a
 //! zero count is an empty range sitting before line `start` (an insertion point). Hunks carry three
 //! lines of context. Replaced lines are paired in order and compared character by character; the

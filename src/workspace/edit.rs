@@ -1,7 +1,9 @@
 //! `workspace_edit_file`: replace exact text in an existing UTF-8 file.
 //!
-//! `old_text` is matched byte for byte (no normalisation of line endings or whitespace);
-//! occurrences are counted left to right without overlap. Zero occurrences, or more than one
+//! `old_text` is matched byte for byte (no normalisation of whitespace); occurrences are counted
+//! left to right without overlap. One exception for line endings: when `old_text` has LF endings,
+//! does not occur, and the file uses CRLF throughout, the CRLF form of `old_text` is matched and
+//! `new_text` is written with CRLF endings (agents send LF); a miss then says the file uses CRLF. Zero occurrences, or more than one
 //! without `replace_all`, are errors that leave the file untouched and state the count. Everything
 //! outside the replaced occurrences is kept byte for byte (CRLF, mixed endings, a missing final
 //! newline), and the result is written with the same atomic replacement as `write.rs`.
@@ -20,6 +22,8 @@ pub struct FileEdit {
     /// Occurrences replaced.
     pub replacements: u64,
     pub diff: FileDiff,
+    /// The previous content, for result providers.
+    pub before: std::sync::Arc<str>,
 }
 
 /// Replaces the occurrences of `old` in `text`: all of them with `replace_all`, else exactly one.
@@ -34,13 +38,36 @@ pub fn replace_text(
     if old.is_empty() {
         return Err(Error::EmptyOldText.for_argument("old_text"));
     }
-    let count = text.matches(old).count() as u64;
+    let crlf = crate::text::line_endings(text) == Some(crate::text::LineEndings::CrLf);
+    let mut count = text.matches(old).count() as u64;
+    let converted;
+    let (old, new) = if count == 0 && crlf && old.contains('\n') && !old.contains('\r') {
+        converted = (lf_to_crlf(old), lf_to_crlf(new));
+        count = text.matches(converted.0.as_str()).count() as u64;
+        (converted.0.as_str(), converted.1.as_str())
+    } else {
+        (old, new)
+    };
     match count {
-        0 => Err(Error::TextNotFound { path: path.clone() }.for_argument("old_text")),
+        0 => Err(Error::TextNotFound { path: path.clone(), crlf }.for_argument("old_text")),
         1 => Ok((text.replacen(old, new, 1), 1)),
         _ if replace_all => Ok((text.replace(old, new), count)),
         _ => Err(Error::AmbiguousText { path: path.clone(), count }.for_argument("old_text")),
     }
+}
+
+/// Every LF not already preceded by CR becomes CR LF.
+fn lf_to_crlf(text: &str) -> String {
+    let mut res = String::with_capacity(text.len() + text.len() / 16);
+    let mut previous = '\0';
+    for ch in text.chars() {
+        if ch == '\n' && previous != '\r' {
+            res.push('\r');
+        }
+        res.push(ch);
+        previous = ch;
+    }
+    res
 }
 
 impl WorkspaceService {
@@ -82,7 +109,8 @@ impl WorkspaceService {
         session.notify(&Mutation { kind: MutationKind::Edited, before: affected.clone(), after: affected });
         drop(session);
 
-        let res = FileEdit { path: path.clone(), replacements, diff: diff::diff_texts(path, &before, &after) };
+        let diff = diff::diff_texts(path, &before, &after);
+        let res = FileEdit { path: path.clone(), replacements, diff, before: before.into() };
         call.progress.report(1.0, Some(1.0), format!("Edited {path}"));
         Ok(res)
     }
@@ -100,6 +128,19 @@ mod tests {
     fn one_occurrence_is_replaced_and_the_rest_kept_byte_for_byte() {
         let (text, n) = replace_text(&path(), "a\r\nb\nc\r\n", "b", "B", false).unwrap();
         assert_eq!((text.as_str(), n), ("a\r\nB\nc\r\n", 1));
+    }
+
+    #[test]
+    fn lf_old_text_matches_a_crlf_file_and_writes_crlf() {
+        let file = "int a;\r\nint b;\r\nint c;\r\n";
+        let (text, n) = replace_text(&path(), file, "int a;\nint b;\n", "int a;\nint x;\r\nint y;\n", false).unwrap();
+        assert_eq!((text.as_str(), n), ("int a;\r\nint x;\r\nint y;\r\nint c;\r\n", 1));
+        let miss = crate::server::registry::error_chain(
+            &replace_text(&path(), file, "int q;\n", "", false).expect_err("an error"),
+        );
+        assert!(miss.ends_with("(the file uses CRLF line endings); nothing was changed."), "{miss}");
+        // Mixed endings are matched exactly only.
+        assert!(replace_text(&path(), "a\r\nb\nc\r\n", "a\nb", "x", false).is_err());
     }
 
     #[test]

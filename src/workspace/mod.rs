@@ -41,6 +41,10 @@ use provider::ResultProvider;
 use results::ResultStore;
 
 /// Errors of workspace operations. Messages name qualified paths, never host paths of managed files.
+fn crlf_note(crlf: bool) -> &'static str {
+    if crlf { " (the file uses CRLF line endings)" } else { "" }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("`{input}` is not a workspace path: {reason}")]
@@ -122,8 +126,8 @@ pub enum Error {
     DifferentAreas { from: QualifiedPath, to: QualifiedPath },
     #[error("the text to replace is empty")]
     EmptyOldText,
-    #[error("it does not occur in `{path}`; nothing was changed")]
-    TextNotFound { path: QualifiedPath },
+    #[error("it does not occur in `{path}`{}; nothing was changed", crlf_note(*.crlf))]
+    TextNotFound { path: QualifiedPath, crlf: bool },
     #[error(
         "it occurs {count} times in `{path}`; pass `replace_all: true` to replace every occurrence, or include \
          more surrounding text so that it occurs once; nothing was changed"

@@ -4,11 +4,15 @@
 //!
 //! The tool layer calls every provider after the file operation finished and its lock is released,
 //! stores the documents under one result id, and links them in the result's `resources` by name.
+//! A provider may also say what the operation did to its analysis: a note for the result text and
+//! a typed summary for the structured result (clangd's edit-delta diagnostics).
 //!
 //! Architecture invariant: a provider never fails the file operation: an error (or a panic) only
 //! omits its link, with a warning on stderr.
 //! Architecture invariant: providers run outside the workspace lock, so they may read through the
 //! workspace; they never change files.
+
+use std::sync::Arc;
 
 use crate::call::{BoxFuture, Call};
 use crate::workspace::path::QualifiedPath;
@@ -62,6 +66,19 @@ pub struct ProviderRequest {
     pub path: QualifiedPath,
     pub operation: FileOperation,
     pub lines: LineWindow,
+    /// The content before a write or edit (`None` for reads and for created files).
+    pub before: Option<Arc<str>>,
+}
+
+/// What a provider contributes to one file operation.
+#[derive(Debug, Default)]
+pub struct Provided {
+    /// The document linked under the provider's name.
+    pub document: Option<Document>,
+    /// Lines for the result text.
+    pub note: Option<String>,
+    /// The note's typed summary, under the provider's name in the structured result.
+    pub summary: Option<serde_json::Value>,
 }
 
 /// A failed provider: the message is logged; the operation still succeeds.
@@ -72,13 +89,9 @@ pub trait ResultProvider: Send + Sync {
     /// The name under `resources` and in the document URI (ASCII letters, digits, `_`, `-`).
     fn name(&self) -> &'static str;
 
-    /// The document for this operation, or `None` when the provider has nothing to say (not its kind
-    /// of file, no configuration to analyse with).
-    fn provide(
-        &self,
-        request: ProviderRequest,
-        call: Call,
-    ) -> BoxFuture<'static, Result<Option<Document>, ProviderError>>;
+    /// The contribution to this operation; all parts empty when the provider has nothing to say
+    /// (not its kind of file, no configuration to analyse with).
+    fn provide(&self, request: ProviderRequest, call: Call) -> BoxFuture<'static, Result<Provided, ProviderError>>;
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Reading UTF-8 text files, whole or by line range.
 //!
-//! Lines end at LF; a CR before the LF belongs to the line ending; a lone CR is text. The selected
-//! lines keep their original endings so the excerpt is byte-exact.
+//! Lines end at LF, CR LF or a lone CR (`crate::text::split_lines`). The selected lines keep their
+//! original endings so the excerpt is byte-exact.
 
 use std::io::Read;
 
@@ -17,27 +17,53 @@ pub struct FileExcerpt {
     pub text: String,
     /// The first line requested (1-based).
     pub start_line: u64,
+    /// Set when an open-ended read was cut to [`OPEN_READ_MAX_LINES`] / [`OPEN_READ_MAX_BYTES`]:
+    /// where to continue, and how many lines the file has.
+    pub continuation: Option<Continuation>,
 }
 
+/// Where a cut read continues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Continuation {
+    pub next_start_line: u64,
+    pub total_lines: u64,
+}
+
+/// The most lines a read without `end_line` returns (a tool result must fit a model's limit:
+/// Claude Code refuses results over about 25,000 tokens).
+pub const OPEN_READ_MAX_LINES: usize = 2000;
+/// The most bytes of text a read without `end_line` returns (at least one line is always returned).
+pub const OPEN_READ_MAX_BYTES: usize = 80 * 1000;
+
 impl FileExcerpt {
+    /// Cuts the excerpt of a read without `end_line` (which runs to the end of the file) to
+    /// [`OPEN_READ_MAX_LINES`] lines and [`OPEN_READ_MAX_BYTES`] bytes, recording where to continue.
+    /// This is the one place the default read size is decided; explicit ranges are never cut.
+    pub fn limit_open_read(mut self) -> FileExcerpt {
+        let (mut n_lines, mut n_bytes, mut cut) = (0usize, 0usize, None);
+        for line in split_lines(&self.text) {
+            if n_lines == OPEN_READ_MAX_LINES || (n_lines > 0 && n_bytes + line.len() > OPEN_READ_MAX_BYTES) {
+                cut = Some(n_bytes);
+                break;
+            }
+            n_lines += 1;
+            n_bytes += line.len();
+        }
+        if let Some(at) = cut {
+            let total_lines = self.start_line - 1 + split_lines(&self.text).count() as u64;
+            self.text.truncate(at);
+            self.continuation = Some(Continuation { next_start_line: self.start_line + n_lines as u64, total_lines });
+        }
+        self
+    }
+
     /// The selected lines without their endings, numbered from `start_line`.
     pub fn numbered_lines(&self) -> impl Iterator<Item = (u64, &str)> {
         split_lines(&self.text).enumerate().map(|(idx, line)| (self.start_line + idx as u64, trim_line_ending(line)))
     }
 }
 
-/// Splits text into lines that keep their `\n` (and `\r\n`) endings.
-pub fn split_lines(text: &str) -> impl Iterator<Item = &str> {
-    text.split_inclusive('\n')
-}
-
-/// Removes a trailing `\n` or `\r\n`.
-pub fn trim_line_ending(line: &str) -> &str {
-    match line.strip_suffix('\n') {
-        Some(line) => line.strip_suffix('\r').unwrap_or(line),
-        None => line,
-    }
-}
+pub use crate::text::{split_lines, trim_line_ending};
 
 /// Decodes file bytes as text: valid UTF-8 without NUL bytes.
 pub fn decode_text(path: &QualifiedPath, bytes: Vec<u8>) -> Result<String, Error> {
@@ -122,7 +148,7 @@ fn read_excerpt(
         None => usize::MAX,
     };
     let selected: String = split_lines(&text).skip(first).take(count).collect();
-    Ok(FileExcerpt { path: path.clone(), text: selected, start_line })
+    Ok(FileExcerpt { path: path.clone(), text: selected, start_line, continuation: None })
 }
 
 fn io_error(path: &QualifiedPath, source: std::io::Error) -> Error {
@@ -137,20 +163,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lines_keep_endings_and_lone_cr_is_text() {
-        let lines: Vec<&str> = split_lines("a\r\nb\rc\nd").collect();
-        assert_eq!(lines, vec!["a\r\n", "b\rc\n", "d"]);
-        assert_eq!(trim_line_ending("a\r\n"), "a");
-        assert_eq!(trim_line_ending("b\rc\n"), "b\rc");
-        assert_eq!(trim_line_ending("x\r"), "x\r");
-        assert_eq!(trim_line_ending("d"), "d");
+    fn excerpt_numbers_lines_from_start() {
+        let path = QualifiedPath::parse("a.txt").unwrap();
+        let excerpt = FileExcerpt { path, text: "x\ny\r\n".into(), start_line: 4, continuation: None };
+        assert_eq!(excerpt.numbered_lines().collect::<Vec<_>>(), vec![(4, "x"), (5, "y")]);
     }
 
     #[test]
-    fn excerpt_numbers_lines_from_start() {
-        let path = QualifiedPath::parse("a.txt").unwrap();
-        let excerpt = FileExcerpt { path, text: "x\ny\r\n".into(), start_line: 4 };
-        assert_eq!(excerpt.numbered_lines().collect::<Vec<_>>(), vec![(4, "x"), (5, "y")]);
+    fn open_reads_stop_at_the_line_and_byte_limits() {
+        let excerpt = |text: String, start_line| FileExcerpt {
+            path: QualifiedPath::parse("a.txt").unwrap(),
+            text,
+            start_line,
+            continuation: None,
+        };
+        let cut = excerpt("x\n".repeat(5000), 1).limit_open_read();
+        assert_eq!(cut.text.len(), 2 * OPEN_READ_MAX_LINES);
+        assert_eq!(cut.continuation, Some(Continuation { next_start_line: 2001, total_lines: 5000 }));
+        let cut = excerpt("x\n".repeat(2000), 3001).limit_open_read();
+        assert_eq!((cut.text.len(), cut.continuation), (4000, None), "exactly the limit is whole");
+        let long = format!("{}\n", "y".repeat(30_000));
+        let cut = excerpt(long.repeat(4), 1).limit_open_read();
+        assert_eq!(cut.continuation, Some(Continuation { next_start_line: 3, total_lines: 4 }));
+        assert_eq!(cut.text.len(), 2 * long.len());
+        let huge = "z".repeat(OPEN_READ_MAX_BYTES * 2);
+        let cut = excerpt(format!("{huge}\nrest\n"), 1).limit_open_read();
+        assert_eq!(cut.text.len(), huge.len() + 1, "one line is always returned");
     }
 
     #[test]

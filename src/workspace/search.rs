@@ -19,7 +19,7 @@
 //! Architecture invariant: `matches_count` counts every matching line of the whole scan, while
 //! `matches` keeps the `max_matches` smallest `(rel_path, line)` keys, whatever the thread timing.
 //! Architecture invariant: spans are zero-based Unicode code points, half-open, computed only for kept
-//! lines, and a line never includes its terminator (LF, or CR LF).
+//! lines, and a line never includes its terminator (LF, CR LF, or a lone CR, which is searched as LF).
 
 use std::fs::File;
 use std::io::{self, Read, Seek};
@@ -448,10 +448,19 @@ impl<'a> Worker<'a> {
             found: &mut self.found,
             copies: (!whole).then_some(&mut self.copies),
         };
+        // Lines also end at a lone CR: it becomes LF (same offsets) before the LF-splitting searcher
+        // runs; a file without CR costs one memchr pass.
         let searched = match whole {
-            true => self.slice_searcher.search_slice(&self.plan.matcher, &self.buf, &mut sink),
+            true => {
+                crate::text::replace_lone_cr(&mut self.buf);
+                self.slice_searcher.search_slice(&self.plan.matcher, &self.buf, &mut sink)
+            }
             false => match file.rewind() {
-                Ok(()) => self.stream_searcher.search_file(&self.plan.matcher, &file, &mut sink),
+                Ok(()) => self.stream_searcher.search_reader(
+                    &self.plan.matcher,
+                    crate::text::LoneCrAsLf::new(&mut file),
+                    &mut sink,
+                ),
                 Err(_) => return WalkState::Continue,
             },
         };
@@ -1016,6 +1025,20 @@ mod tests {
         assert_eq!(located(&outcome), [("big.txt".to_owned(), line), ("big.txt".to_owned(), 2 * line)]);
         assert_eq!(outcome.matches[0].text, "needle é needle");
         assert_eq!(outcome.matches[0].spans, [[0, 6], [9, 15]]);
+    }
+
+    #[test]
+    fn a_lone_cr_ends_a_line_in_whole_and_streamed_files() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "a.txt", "one\rneedle two\r\nthree\rneedle\r");
+        for whole_file_limit in [WHOLE_FILE_LIMIT, 0] {
+            let mut plan = Plan::new(&options("needle")).unwrap();
+            plan.whole_file_limit = whole_file_limit;
+            let outcome = search_with_plan(dir.path(), &plan, 10, &|_, _| {}, &|| false).unwrap();
+            assert_eq!(located(&outcome), [("a.txt".to_owned(), 2), ("a.txt".to_owned(), 4)], "{whole_file_limit}");
+            assert_eq!(outcome.matches[0].text, "needle two");
+            assert_eq!(outcome.matches[1].text, "needle");
+        }
     }
 
     #[test]

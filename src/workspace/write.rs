@@ -34,6 +34,8 @@ pub struct FileWrite {
     /// Lines of the new content.
     pub lines_added: u64,
     pub diff: FileDiff,
+    /// The previous content (`None` when the file was created), for result providers.
+    pub before: Option<std::sync::Arc<str>>,
 }
 
 impl WorkspaceService {
@@ -68,13 +70,15 @@ impl WorkspaceService {
         session.notify(&Mutation { kind, before, after: affected });
         drop(session);
 
-        let old_text = existing.map(|(_, text)| text).unwrap_or_default();
+        let old_text = existing.map(|(_, text)| text);
+        let before = old_text.as_deref().unwrap_or_default();
         let res = FileWrite {
             path: path.clone(),
             action,
-            lines_removed: line_count(&old_text),
+            lines_removed: line_count(before),
             lines_added: line_count(text),
-            diff: diff::diff_texts(path, &old_text, text),
+            diff: diff::diff_texts(path, before, text),
+            before: old_text.map(std::sync::Arc::from),
         };
         call.progress.report(1.0, Some(1.0), format!("Wrote {path}"));
         Ok(res)

@@ -12,7 +12,9 @@ use std::time::Duration;
 use forgemcp::call::{BoxFuture, Call};
 use forgemcp::server::ForgeServer;
 use forgemcp::workspace::WorkspaceService;
-use forgemcp::workspace::provider::{FileOperation, LineWindow, ProviderError, ProviderRequest, ResultProvider};
+use forgemcp::workspace::provider::{
+    FileOperation, LineWindow, Provided, ProviderError, ProviderRequest, ResultProvider,
+};
 use forgemcp::workspace::results::Document;
 use parking_lot::Mutex;
 use rmcp::RoleClient;
@@ -26,12 +28,12 @@ use crate::support::{
 
 type Client = RunningService<RoleClient, TestClient>;
 
-fn items(result: &rmcp::model::CallToolResult) -> Vec<Value> {
+pub(crate) fn items(result: &rmcp::model::CallToolResult) -> Vec<Value> {
     structured(result)["result"].as_array().expect("a wrapped result list").clone()
 }
 
 #[track_caller]
-fn assert_contains(haystack: &str, needle: &str) {
+pub(crate) fn assert_contains(haystack: &str, needle: &str) {
     assert!(haystack.contains(needle), "`{needle}` not in:\n{haystack}");
 }
 
@@ -40,22 +42,53 @@ fn configurations(item: &Value) -> Vec<&str> {
 }
 
 /// The `clangd.json` a workspace result links, parsed.
-async fn clangd_document(client: &Client, result: &Value) -> Value {
+pub(crate) async fn clangd_document(client: &Client, result: &Value) -> Value {
     let link = &result["resources"]["clangd"];
     assert_eq!(link["mime_type"], "application/json", "{result}");
     let uri = link["uri"].as_str().expect("a clangd link");
     serde_json::from_str(&resource_text(client, uri, "application/json").await).expect("clangd.json is JSON")
 }
 
+/// The spans of a `clangd.json` highlighting entry, decoded from its compact tokens as
+/// `{range, kind, modifiers}`.
+fn decoded_spans(group: &Value) -> Vec<Value> {
+    let name = |list: &str, at: u64| group["legend"][list][at as usize].as_str().unwrap().to_owned();
+    let tokens: Vec<u64> = group["tokens"].as_array().unwrap().iter().map(|n| n.as_u64().unwrap()).collect();
+    assert_eq!(tokens.len() % 5, 0, "{group}");
+    let (mut line, mut start) = (1, 0);
+    let mut res = Vec::new();
+    for token in tokens.chunks(5) {
+        if token[0] > 0 {
+            line += token[0];
+            start = token[1];
+        } else {
+            start += token[1];
+        }
+        let n_modifiers = group["legend"]["modifiers"].as_array().unwrap().len() as u64;
+        let modifiers: Vec<String> =
+            (0..n_modifiers).filter(|bit| token[4] & (1 << bit) != 0).map(|bit| name("modifiers", bit)).collect();
+        res.push(json!({
+            "range": { "start": { "line": line, "character": start }, "end": { "line": line, "character": start + token[2] } },
+            "kind": name("types", token[3]),
+            "modifiers": modifiers,
+        }));
+    }
+    res
+}
+
 /// Lines (one-based) of every diagnostic and span in a `clangd.json` file entry.
 fn annotated_lines(file: &Value) -> Vec<u64> {
+    let mut entries = Vec::new();
+    for group in file["diagnostics"].as_array().unwrap() {
+        entries.extend(group["diagnostics"].as_array().unwrap().iter().cloned());
+    }
+    for group in file["highlighting"].as_array().unwrap() {
+        entries.extend(decoded_spans(group));
+    }
     let mut lines = Vec::new();
-    for group in file["diagnostics"].as_array().unwrap().iter().chain(file["highlighting"].as_array().unwrap()) {
-        let entries = group.get("diagnostics").or_else(|| group.get("spans")).unwrap().as_array().unwrap();
-        for entry in entries {
-            lines.push(entry["range"]["start"]["line"].as_u64().unwrap());
-            lines.push(entry["range"]["end"]["line"].as_u64().unwrap());
-        }
+    for entry in entries {
+        lines.push(entry["range"]["start"]["line"].as_u64().unwrap());
+        lines.push(entry["range"]["end"]["line"].as_u64().unwrap());
     }
     lines
 }
@@ -233,12 +266,12 @@ async fn clangd_answers_for_two_configurations_and_annotates_workspace_files() {
     )
     .await;
     let document = clangd_document(&client, structured(&res)).await;
-    assert_eq!(document["version"], 1);
+    assert_eq!(document["version"], 2);
     let file = &document["files"][0];
     assert_eq!(file["path"], "project/analysis/code_action.cpp");
     assert_eq!(configurations(&file["diagnostics"][0]), ["Debug", "Release"]);
     assert_eq!(file["diagnostics"][0]["diagnostics"][0]["range"]["start"]["line"], 5);
-    assert!(!file["highlighting"][0]["spans"].as_array().unwrap().is_empty(), "{file}");
+    assert!(!decoded_spans(&file["highlighting"][0]).is_empty(), "{file}");
     assert!(annotated_lines(file).iter().all(|line| (4..=5).contains(line)), "{file}");
     let res = call(
         &client,
@@ -249,7 +282,7 @@ async fn clangd_answers_for_two_configurations_and_annotates_workspace_files() {
     let document = clangd_document(&client, structured(&res)).await;
     let file = &document["files"][0];
     assert!(file["diagnostics"][0]["diagnostics"].as_array().unwrap().is_empty(), "{file}");
-    let spans = file["highlighting"][0]["spans"].as_array().unwrap();
+    let spans = decoded_spans(&file["highlighting"][0]);
     assert!(spans.iter().any(|s| s["kind"] == "function"), "`missing_semicolon` on line 2: {file}");
     assert!(annotated_lines(file).iter().all(|line| (1..=2).contains(line)), "{file}");
     // Past the end: the file entry with empty lists.
@@ -378,17 +411,15 @@ impl ResultProvider for FakeProvider {
         self.name
     }
 
-    fn provide(
-        &self,
-        request: ProviderRequest,
-        _call: Call,
-    ) -> BoxFuture<'static, Result<Option<Document>, ProviderError>> {
+    fn provide(&self, request: ProviderRequest, _call: Call) -> BoxFuture<'static, Result<Provided, ProviderError>> {
         self.requests.lock().push(request);
         assert_ne!(self.name, "panicking-early", "a provider bug before its future exists");
         let (name, answer) = (self.name, self.answer);
         Box::pin(async move {
             match answer() {
-                Ok(value) => Ok(value.map(|value| Document::json(name, &value))),
+                Ok(value) => {
+                    Ok(Provided { document: value.map(|value| Document::json(name, &value)), ..Provided::default() })
+                }
                 Err(message) => Err(message.into()),
             }
         })

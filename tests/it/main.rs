@@ -10,6 +10,9 @@ mod admin;
 /// clangd tools and `resources.clangd` with the real clangd on a configured copy of the acceptance
 /// project (CI or `FORGEMCP_HEAVY_TESTS=1`), and argument errors.
 mod clangd;
+/// Edit-delta diagnostics, withdrawn configurations, new files, line endings and read limits, with
+/// the real clangd on a configured copy of the acceptance project (CI or `FORGEMCP_HEAVY_TESTS=1`).
+mod clangd_edits;
 /// The real binary's command line: help, version, and exit status 2 with one stderr line for every
 /// invalid option value.
 mod cli;

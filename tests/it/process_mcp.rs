@@ -203,6 +203,9 @@ async fn exit_codes_show_in_the_overview_resources_and_completions() {
     let detail = resource_text(&srv.client, "forgemcp://processes/2", "text/markdown").await;
     assert!(detail.starts_with(&format!("# Process 2: {}\n", helper().display())), "{detail}");
     assert!(detail.contains("boom"), "{detail}");
+    // Names and arguments read literally: no backslash CommonMark does not need.
+    let markdown = resource_text(&srv.client, "forgemcp://processes/1", "text/markdown").await;
+    assert!(markdown.contains("out:hello\\n") && !markdown.contains("out:hello\\\\n"), "{markdown}");
     let (code, _) = resource_error(&srv.client, "forgemcp://processes/99").await;
     assert_eq!(code, -32002);
     let (code, _) = resource_error(&srv.client, "forgemcp://processes/one").await;

@@ -495,7 +495,7 @@ async fn resources_list_toolsets_and_show_fresh_versions() {
         detail,
         format!(
             "# System\n\nID: system\n\n| Tool | Kind | Absolute path | Version |\n| --- | --- | --- | --- |\n\
-             | cmake | build\\_system | {} | 3.25.1 |\n| gdb | debugger | {} | Unknown |\n",
+             | cmake | build_system | {} | 3.25.1 |\n| gdb | debugger | {} | Unknown |\n",
             cmake.display(),
             tools.dir.join("gdb").display()
         )

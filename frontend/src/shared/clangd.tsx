@@ -1,6 +1,7 @@
-// The `resources.clangd` document of a Workspace read/write/edit: per configuration, semantic token
-// spans and diagnostics with absolute positions, turned into line decorations for a source view
-// (diagnostic decorations carry their diagnostic for the hover panel).
+// The `resources.clangd` document of a Workspace read/write/edit: per configuration, semantic tokens
+// (LSP's compact relative encoding in code points and one-based lines, with a legend per entry) and
+// diagnostics with absolute positions, turned into line decorations for a source view (diagnostic
+// decorations carry their diagnostic for the hover panel).
 import { useState } from "preact/hooks";
 
 import type { Deco, SourceRange } from "./decorate";
@@ -12,8 +13,45 @@ export interface ClangdDocument {
   files: {
     path: string;
     diagnostics: { configurations: string[]; diagnostics: Diagnostic[] }[];
-    highlighting: { configurations: string[]; spans: { range: SourceRange; kind: string; modifiers: string[] }[] }[];
+    highlighting: Highlighting[];
   }[];
+}
+
+/** One highlighting entry: five integers per token (line delta, start, length, type, modifier bits). */
+export interface Highlighting {
+  configurations: string[];
+  legend: { types: string[]; modifiers: string[] };
+  tokens: number[];
+}
+
+export interface Span {
+  range: SourceRange;
+  kind: string;
+  modifiers: string[];
+}
+
+/** Decodes the relative tokens of one entry into absolute spans. */
+export function decodeTokens(group: Highlighting): Span[] {
+  const out: Span[] = [];
+  let line = 1;
+  let start = 0;
+  const t = group.tokens;
+  for (let i = 0; i + 4 < t.length; i += 5) {
+    if (t[i] > 0) {
+      line += t[i];
+      start = t[i + 1];
+    } else {
+      start += t[i + 1];
+    }
+    const bits = t[i + 4];
+    const modifiers = group.legend.modifiers.filter((_, bit) => bit < 32 && (bits >>> bit) & 1);
+    out.push({
+      range: { start: { line, character: start }, end: { line, character: start + t[i + 2] } },
+      kind: group.legend.types[t[i + 3]] ?? "type-" + t[i + 3],
+      modifiers,
+    });
+  }
+  return out;
 }
 
 /** The configurations of `path` in the document, and a selector state. */
@@ -32,7 +70,7 @@ export function clangdDecos(file: ClangdDocument["files"][number] | undefined, c
   if (!file || configuration === null) return { decos: out, diagnostics: 0 };
   const add = (pairs: [number, Deco][]) => pairs.forEach(([i, d]) => out[i].push(d));
   for (const group of file.highlighting.filter((g) => g.configurations.includes(configuration))) {
-    for (const span of group.spans) {
+    for (const span of decodeTokens(group)) {
       const cls = ["sem-" + span.kind, ...span.modifiers.map((m) => "mod-" + m)].join(" ");
       add(rangeDecos(span.range, first, lines, cls));
     }

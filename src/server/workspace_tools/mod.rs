@@ -44,12 +44,34 @@ pub fn links(stored: BTreeMap<String, DocumentLink>) -> ResourceLinks {
     stored.into_iter().map(|(name, l)| (name, ResourceLink { uri: l.uri, mime_type: l.mime_type.to_owned() })).collect()
 }
 
+/// What the providers contributed to one file operation.
+#[derive(Debug, Default)]
+pub struct ProviderResults {
+    pub links: ResourceLinks,
+    /// Notes for the result text, in registration order.
+    pub notes: Vec<String>,
+    /// Typed summaries by provider name.
+    pub summaries: BTreeMap<String, serde_json::Value>,
+}
+
+impl ProviderResults {
+    /// `text` followed by the notes, each after a blank line.
+    pub fn with_notes(&self, mut text: String) -> String {
+        for note in &self.notes {
+            text.push_str("\n\n");
+            text.push_str(note);
+        }
+        text
+    }
+}
+
 /// Runs every registered result provider for one file operation and stores their documents under
 /// one result id. A provider that fails or panics is logged and left out; it never fails the call.
-pub async fn provider_links(workspace: &WorkspaceService, request: ProviderRequest, call: &Call) -> ResourceLinks {
+pub async fn provider_links(workspace: &WorkspaceService, request: ProviderRequest, call: &Call) -> ProviderResults {
     let providers = workspace.providers();
+    let mut res = ProviderResults::default();
     if providers.is_empty() {
-        return ResourceLinks::new();
+        return res;
     }
     let runs = providers.iter().map(|provider| {
         let started =
@@ -65,13 +87,19 @@ pub async fn provider_links(workspace: &WorkspaceService, request: ProviderReque
     let mut documents = Vec::new();
     for (name, outcome) in futures_util::future::join_all(runs).await {
         match outcome {
-            Ok(Ok(Some(document))) => documents.push(document),
-            Ok(Ok(None)) => {}
+            Ok(Ok(provided)) => {
+                documents.extend(provided.document);
+                res.notes.extend(provided.note);
+                if let Some(summary) = provided.summary {
+                    res.summaries.insert(name.to_owned(), summary);
+                }
+            }
             Ok(Err(err)) => tracing::warn!(provider = name, path = %request.path, "result provider failed: {err}"),
             Err(_) => tracing::warn!(provider = name, path = %request.path, "result provider panicked"),
         }
     }
-    links(workspace.results().store(documents))
+    res.links = links(workspace.results().store(documents));
+    res
 }
 
 pub fn register(registry: &mut Registry, resources: &mut Resources, workspace: &Arc<WorkspaceService>) {

@@ -53,7 +53,7 @@ pub struct WorkspaceReadFileArgs {
     #[serde(default = "default_start_line")]
     #[schemars(range(min = 1))]
     pub start_line: u64,
-    /// Last line, inclusive; null = to the end.
+    /// Last line, inclusive; null = to the end, at most 2000 lines / 80 KB.
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub end_line: Option<u64>,
@@ -67,6 +67,9 @@ pub struct WorkspaceReadFileResult {
     pub text: String,
     /// The first line requested (1-based).
     pub start_line: u64,
+    /// Where to continue when a read without `end_line` was cut; absent when it reached the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_start_line: Option<u64>,
     /// Result resources contributed by providers, by provider name.
     pub resources: ResourceLinks,
 }
@@ -111,19 +114,29 @@ fn register_read_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>
                     }
                 })
                 .await?;
-                let text = render::excerpt::numbered(excerpt.numbered_lines(), "No lines in the selected range.");
+                let excerpt = if end.is_none() { excerpt.limit_open_read() } else { excerpt };
+                let mut text = render::excerpt::file_excerpt(&excerpt);
                 let resources = if external {
                     ResourceLinks::new()
                 } else {
                     let n_lines = crate::workspace::read::split_lines(&excerpt.text).count() as u64;
-                    let lines = LineWindow::of_read(start, end, n_lines);
-                    let request = ProviderRequest { path: excerpt.path.clone(), operation: FileOperation::Read, lines };
-                    provider_links(&ws_for_providers, request, &provider_call).await
+                    let shown_end = excerpt.continuation.map(|cut| cut.next_start_line - 1).or(end);
+                    let lines = LineWindow::of_read(start, shown_end, n_lines);
+                    let request = ProviderRequest {
+                        path: excerpt.path.clone(),
+                        operation: FileOperation::Read,
+                        lines,
+                        before: None,
+                    };
+                    let provided = provider_links(&ws_for_providers, request, &provider_call).await;
+                    text = provided.with_notes(text);
+                    provided.links
                 };
                 let value = WorkspaceReadFileResult {
                     path: excerpt.path.to_string(),
                     text: excerpt.text,
                     start_line: excerpt.start_line,
+                    next_start_line: excerpt.continuation.map(|cut| cut.next_start_line),
                     resources,
                 };
                 Ok(ToolOutput::new(text, value))
