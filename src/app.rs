@@ -24,6 +24,7 @@ use crate::admin::ipc::Endpoint;
 use crate::clangd::{ClangdService, ContextSpec};
 use crate::cmake::{CmakeOptions, CmakeService, CompilationContext};
 use crate::config::{AdminConfig, AdminEnv, ServeConfig};
+use crate::debug::DebugService;
 use crate::process::ProcessService;
 use crate::server::{ForgeServer, Services};
 use crate::toolchain::{DiscoveryOptions, ToolchainService};
@@ -52,7 +53,8 @@ pub fn assemble(
     clangd.follow(cmake.contexts(), |contexts| contexts.iter().map(clangd_context).collect());
     workspace.add_observer(clangd.observer());
     workspace.add_provider(clangd.provider());
-    Services { workspace, processes, toolchain, cmake, clangd }
+    let debug = DebugService::new(workspace.clone(), processes.clone(), toolchain.clone());
+    Services { workspace, processes, toolchain, cmake, clangd, debug }
 }
 
 /// What clangd needs of a CMake compilation context.

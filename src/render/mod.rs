@@ -6,6 +6,7 @@
 
 pub mod clangd;
 pub mod cmake;
+pub mod debug;
 pub mod excerpt;
 pub mod markdown;
 pub mod mutation;
