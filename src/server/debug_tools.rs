@@ -27,105 +27,75 @@ fn default_cwd() -> String {
     "project/".to_owned()
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum DebuggerArg {
-    LldbDap,
-    Gdb,
-}
-
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DebugLaunchArgs {
-    /// Built executable in project/ or storage/.
     pub executable: String,
-    /// Literal arguments.
     #[serde(default)]
     pub arguments: Option<Vec<String>>,
     #[serde(default = "default_cwd")]
     pub cwd: String,
-    /// Toolset id or name; default system.
+    /// Default system.
     #[serde(default)]
     pub toolset: Option<String>,
-    /// Default: lldb-dap, else gdb ≥ 14.
+    /// lldb-dap, else gdb≥14.
     #[serde(default)]
-    pub debugger: Option<DebuggerArg>,
-    /// "path:line" or function names.
+    pub debugger: Option<String>,
+    /// path:line or function.
     #[serde(default)]
     pub breakpoints: Option<Vec<String>>,
     #[serde(default)]
     pub stop_on_entry: bool,
-    /// Session lifetime, s (default 600).
+    /// Lifetime s, default 600.
     #[serde(default)]
     pub timeout: Option<f64>,
-    /// Max wait for a stop, s (default 30).
+    /// Stop wait s, default 30.
     #[serde(default)]
     pub wait: Option<f64>,
-}
-
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ActionArg {
-    #[default]
-    Continue,
-    StepOver,
-    StepIn,
-    StepOut,
-    Pause,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DebugContinueArgs {
     pub session_id: u64,
+    /// continue|step_over|step_in|step_out|pause.
     #[serde(default)]
-    pub action: ActionArg,
-    /// Default: the stopped thread.
+    pub action: Option<String>,
     #[serde(default)]
     pub thread_id: Option<i64>,
-    /// Max wait, s (default 30).
+    /// Stop wait s, default 30.
     #[serde(default)]
     pub wait: Option<f64>,
-}
-
-fn default_depth() -> u32 {
-    1
-}
-
-fn default_limit() -> u32 {
-    100
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DebugInspectArgs {
-    /// Omit to list sessions.
+    /// Omit: list sessions.
     #[serde(default)]
     pub session_id: Option<u64>,
     /// Its frames.
     #[serde(default)]
     pub thread_id: Option<i64>,
-    /// Its scopes and variables.
+    /// Its variables.
     #[serde(default)]
     pub frame_id: Option<i64>,
-    /// Evaluated in the frame (default: top); expressions only.
+    /// In the frame, default top.
     #[serde(default)]
     pub expression: Option<String>,
-    /// Nesting levels shown.
-    #[serde(default = "default_depth")]
-    #[schemars(range(max = 5))]
-    pub depth: u32,
-    /// Max values.
-    #[serde(default = "default_limit")]
-    #[schemars(range(min = 1, max = 1000))]
-    pub limit: u32,
+    /// Nesting ≤5, default 1.
+    #[serde(default)]
+    pub depth: Option<u32>,
+    /// Default 100.
+    #[serde(default)]
+    pub limit: Option<u32>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DebugBreakpointsArgs {
     pub session_id: u64,
-    /// "path:line" or function names.
+    /// path:line or function.
     #[serde(default)]
     pub set: Option<Vec<String>>,
     #[serde(default)]
@@ -136,6 +106,30 @@ pub struct DebugBreakpointsArgs {
 #[serde(deny_unknown_fields)]
 pub struct DebugStopArgs {
     pub session_id: u64,
+}
+
+fn debugger(value: Option<&str>) -> Result<Option<AdapterKind>, ToolError> {
+    match value {
+        None => Ok(None),
+        Some("lldb-dap") => Ok(Some(AdapterKind::LldbDap)),
+        Some("gdb") => Ok(Some(AdapterKind::Gdb)),
+        Some(other) => Err(ToolError::User(format!("Invalid argument `debugger`: `{other}` is not lldb-dap or gdb."))),
+    }
+}
+
+fn action(value: Option<&str>) -> Result<Action, ToolError> {
+    Ok(match value.unwrap_or("continue") {
+        "continue" => Action::Continue,
+        "step_over" => Action::StepOver,
+        "step_in" => Action::StepIn,
+        "step_out" => Action::StepOut,
+        "pause" => Action::Pause,
+        other => {
+            return Err(ToolError::User(format!(
+                "Invalid argument `action`: `{other}` is not continue, step_over, step_in, step_out or pause."
+            )));
+        }
+    })
 }
 
 /// Seconds → a duration: finite, > 0, at most a day.
@@ -159,8 +153,8 @@ fn register_launch(registry: &mut Registry, debug: &DebugService) {
         spec(
             "debug_launch",
             "Debug launch",
-            "Start a built executable under lldb-dap or gdb (cmake_run_test path rules); run to the first stop or exit. \
-             Returns reason, frames, source, locals, session_id.",
+            "Debug a built executable (cmake_run_test rules) to its first stop or exit: reason, frames, source, \
+             locals.",
         ),
         move |args: DebugLaunchArgs, call: Call| {
             let service = service.clone();
@@ -170,10 +164,7 @@ fn register_launch(registry: &mut Registry, debug: &DebugService) {
                     arguments: args.arguments.unwrap_or_default(),
                     cwd: args.cwd,
                     toolset: args.toolset,
-                    debugger: args.debugger.map(|d| match d {
-                        DebuggerArg::LldbDap => AdapterKind::LldbDap,
-                        DebuggerArg::Gdb => AdapterKind::Gdb,
-                    }),
+                    debugger: debugger(args.debugger.as_deref())?,
                     breakpoints: args.breakpoints.unwrap_or_default(),
                     stop_on_entry: args.stop_on_entry,
                     lifetime: seconds("timeout", args.timeout, 600.0)?,
@@ -189,21 +180,11 @@ fn register_launch(registry: &mut Registry, debug: &DebugService) {
 fn register_continue(registry: &mut Registry, debug: &DebugService) {
     let service = debug.clone();
     registry.add(
-        spec(
-            "debug_continue",
-            "Debug continue",
-            "Continue, step (over/in/out) or pause a session; wait for the next stop or exit.",
-        ),
+        spec("debug_continue", "Debug continue", "Continue, step or pause a session; waits for the next stop or exit."),
         move |args: DebugContinueArgs, call: Call| {
             let service = service.clone();
             async move {
-                let action = match args.action {
-                    ActionArg::Continue => Action::Continue,
-                    ActionArg::StepOver => Action::StepOver,
-                    ActionArg::StepIn => Action::StepIn,
-                    ActionArg::StepOut => Action::StepOut,
-                    ActionArg::Pause => Action::Pause,
-                };
+                let action = action(args.action.as_deref())?;
                 let wait = seconds("wait", args.wait, 30.0)?;
                 let stop = service
                     .resume(args.session_id, action, args.thread_id, wait, &call)
@@ -221,22 +202,25 @@ fn register_inspect(registry: &mut Registry, debug: &DebugService) {
         spec(
             "debug_inspect",
             "Debug inspect",
-            "A stopped session's threads, a thread's frames, a frame's variables, or an expression's value.",
+            "Threads, a thread's frames, a frame's variables or an expression's value.",
         ),
         move |args: DebugInspectArgs, call: Call| {
             let service = service.clone();
             async move {
-                if args.depth > 5 || args.limit == 0 || args.limit > 1000 {
-                    return Err(ToolError::User(
-                        "Invalid argument `depth`/`limit`: depth is at most 5, limit 1 to 1000.".to_owned(),
-                    ));
+                let depth = args.depth.unwrap_or(1);
+                if depth > 5 {
+                    return Err(ToolError::User("Invalid argument `depth`: it is at most 5.".to_owned()));
+                }
+                let limit = args.limit.unwrap_or(100);
+                if !(1..=1000).contains(&limit) {
+                    return Err(ToolError::User("Invalid argument `limit`: it is 1 to 1000.".to_owned()));
                 }
                 let request = InspectRequest {
                     thread_id: args.thread_id,
                     frame_id: args.frame_id,
                     expression: args.expression,
-                    depth: args.depth,
-                    limit: args.limit as usize,
+                    depth,
+                    limit: limit as usize,
                 };
                 let found =
                     service.inspect(args.session_id, request, &call).await.map_err(|err| ToolError::user(&err))?;
@@ -249,11 +233,7 @@ fn register_inspect(registry: &mut Registry, debug: &DebugService) {
 fn register_breakpoints(registry: &mut Registry, debug: &DebugService) {
     let service = debug.clone();
     registry.add(
-        spec(
-            "debug_breakpoints",
-            "Debug breakpoints",
-            "Set and clear breakpoints of a session; lists where each bound.",
-        ),
+        spec("debug_breakpoints", "Debug breakpoints", "Set or clear breakpoints; lists where each bound."),
         move |args: DebugBreakpointsArgs, call: Call| {
             let service = service.clone();
             async move {
@@ -272,7 +252,7 @@ fn register_breakpoints(registry: &mut Registry, debug: &DebugService) {
 fn register_stop(registry: &mut Registry, debug: &DebugService) {
     let service = debug.clone();
     registry.add(
-        spec("debug_stop", "Debug stop", "End a debug session and its whole process tree."),
+        spec("debug_stop", "Debug stop", "End a debug session and its process tree."),
         move |args: DebugStopArgs, _call: Call| {
             let service = service.clone();
             async move {

@@ -4,7 +4,6 @@
 //! tested by its version: gdb 13 (Debian 12) has no DAP and must be refused; a gdb ≥ 14 runs the
 //! crash scenario.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rmcp::RoleClient;
@@ -312,7 +311,6 @@ async fn exit_timeout_cancellation_and_the_session_limit() {
     let (adapter, debuggee) = session_pids(&client, &sessions[0]).await;
     let marker = tree_marker(adapter);
     call(&client, "debug_breakpoints", json!({ "session_id": sessions[0], "clear": [brk] })).await;
-    let _ = (debuggee, Path::new(""));
     let params = CallToolRequestParams::new("debug_continue")
         .with_arguments(json!({ "session_id": sessions[0], "wait": 120 }).as_object().cloned().unwrap());
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -400,4 +398,69 @@ async fn gdb_is_used_only_with_dap() {
         assert_eq!(frame_line(&stop, 0).2, line("crash"), "{stop}");
         call(&client, "debug_stop", json!({ "session_id": stop["session_id"] })).await;
     }
+}
+
+/// Argument checks need no debugger: paths, arguments, actions, expressions, unknown sessions.
+#[tokio::test]
+async fn arguments_are_checked_before_any_adapter_starts() {
+    let ws = TempWorkspace::new("");
+    ws.write("build/not-a-program.txt", "text");
+    std::fs::create_dir_all(ws.path("build/dir")).unwrap();
+    let client = ws.connect(TestClient::new()).await;
+    let cases = [
+        (json!({ "executable": "../outside" }), "Invalid argument `executable`"),
+        (json!({ "executable": "/bin/ls" }), "Invalid argument `executable`"),
+        (json!({ "executable": "root/bin/ls" }), "Invalid argument `executable`"),
+        (json!({ "executable": "project/build/missing" }), "Invalid argument `executable`"),
+        (json!({ "executable": "project/build/dir" }), "is not a regular file"),
+        (
+            json!({ "executable": "project/build/not-a-program.txt", "arguments": ["a\u{0}b"] }),
+            "contains a NUL character",
+        ),
+        (
+            json!({ "executable": "project/build/not-a-program.txt", "cwd": "project/build/not-a-program.txt" }),
+            "is not a directory",
+        ),
+        (json!({ "executable": "project/build/not-a-program.txt", "breakpoints": ["x.cpp:0"] }), "lines start at 1"),
+        (json!({ "executable": "project/build/not-a-program.txt", "debugger": "windbg" }), "is not lldb-dap or gdb"),
+        (json!({ "executable": "project/build/not-a-program.txt", "wait": 0 }), "Invalid argument `wait`"),
+    ];
+    for (args, expected) in cases {
+        let res = call(&client, "debug_launch", args.clone()).await;
+        assert!(tool_error(&res).contains(expected), "{args}: {}", text(&res));
+    }
+    let res = call(&client, "debug_continue", json!({ "session_id": 9, "action": "jump" })).await;
+    assert!(tool_error(&res).contains("is not continue, step_over"), "{}", text(&res));
+    let res = call(&client, "debug_continue", json!({ "session_id": 9 })).await;
+    assert!(tool_error(&res).contains("no debug session 9"), "{}", text(&res));
+    let res = call(&client, "debug_inspect", json!({ "session_id": 9, "expression": "platform shell id" })).await;
+    assert!(tool_error(&res).contains("debugger console command"), "{}", text(&res));
+    let res = call(&client, "debug_inspect", json!({ "session_id": 9, "depth": 6 })).await;
+    assert!(tool_error(&res).contains("Invalid argument `depth`"), "{}", text(&res));
+    let res = call(&client, "debug_stop", json!({ "session_id": 9 })).await;
+    assert!(tool_error(&res).contains("no debug session 9"), "{}", text(&res));
+    let res = call(&client, "debug_inspect", json!({})).await;
+    assert_eq!(text(&res), "No debug sessions are running.\n");
+}
+
+/// The five debug tools stay within their share of the model-facing tool list.
+#[tokio::test]
+async fn the_debug_tools_fit_their_tool_list_budget() {
+    let ws = TempWorkspace::new("");
+    let client = ws.connect(TestClient::new()).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let debug: Vec<_> = tools.iter().filter(|t| t.name.starts_with("debug_")).collect();
+    let names: Vec<&str> = debug.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["debug_breakpoints", "debug_continue", "debug_inspect", "debug_launch", "debug_stop"]);
+    let bytes: usize = debug
+        .iter()
+        .map(|t| {
+            serde_json::to_string(
+                &json!({ "name": t.name, "description": t.description, "inputSchema": t.input_schema }),
+            )
+            .unwrap()
+            .len()
+        })
+        .sum();
+    assert!(bytes <= 2600, "the debug tools take {bytes} bytes of the tool list");
 }

@@ -612,6 +612,7 @@ function StatusView({ iid, part }: { iid: string; part: "status" | "settings" })
         </span>
         {refresh}
       </div>
+      <DebugSessions sections={status.sections as any[]} />
       {(status.sections as any[]).map((section) => (
         <section class="card" data-testid="status-section" data-tool={section.tool}>
           <h2 class="mono">{section.tool ?? "status"}</h2>
@@ -620,6 +621,29 @@ function StatusView({ iid, part }: { iid: string; part: "status" | "settings" })
         </section>
       ))}
     </div>
+  );
+}
+
+/** The live debug sessions, from the `debug_inspect` status probe (issue 15). */
+function DebugSessions({ sections }: { sections: any[] }) {
+  const sessions: any[] | undefined = sections.find((s) => s.tool === "debug_inspect")?.result?.structuredContent?.sessions;
+  if (!sessions) return null;
+  return (
+    <section class="card" data-testid="debug-sessions">
+      <h2>Debug sessions</h2>
+      {sessions.length === 0 ? (
+        <div class="sub">None running.</div>
+      ) : (
+        <ul class="list">
+          {sessions.map((s) => (
+            <li class="mono" data-session={s.session_id}>
+              session {s.session_id}: {s.executable} · {s.adapter} · {s.state} · process {s.process_id}
+              {s.pid != null ? ` · pid ${s.pid}` : ""} · ends in {s.remaining_seconds} s
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
   );
 }
 
