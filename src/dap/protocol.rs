@@ -111,6 +111,25 @@ pub struct InitializeArguments {
     pub source_init_file: bool,
 }
 
+impl InitializeArguments {
+    /// What ForgeMCP's client offers: one-based lines and columns, native paths, variable types,
+    /// no reverse requests, no init files.
+    pub fn forgemcp(adapter_id: &'static str) -> InitializeArguments {
+        InitializeArguments {
+            client_id: "forgemcp",
+            client_name: "ForgeMCP",
+            adapter_id,
+            lines_start_at1: true,
+            columns_start_at1: true,
+            path_format: "path",
+            supports_variable_type: true,
+            supports_run_in_terminal_request: false,
+            supports_start_debugging_request: false,
+            source_init_file: false,
+        }
+    }
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Capabilities {

@@ -211,18 +211,7 @@ impl Session {
     /// Initializes the adapter, launches the program, sets the breakpoints and waits for the first
     /// stop or the end.
     pub async fn launch(&self, spec: &SessionSpec, targets: &[Target], wait: Duration) -> Result<Stop, Error> {
-        let init = dap::InitializeArguments {
-            client_id: "forgemcp",
-            client_name: "ForgeMCP",
-            adapter_id: spec.kind.tool(),
-            lines_start_at1: true,
-            columns_start_at1: true,
-            path_format: "path",
-            supports_variable_type: true,
-            supports_run_in_terminal_request: false,
-            supports_start_debugging_request: false,
-            source_init_file: false,
-        };
+        let init = dap::InitializeArguments::forgemcp(spec.kind.tool());
         self.client.request::<dap::Initialize>(&init, LAUNCH_TIMEOUT).await?;
         let mut extra = Map::new();
         if spec.stop_on_entry {

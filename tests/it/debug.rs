@@ -22,13 +22,13 @@ const PROBE: &str = include_str!("debug_probe.cpp");
 const SOURCE: &str = "project/debugging/probe.cpp";
 
 /// The line of the `@name` marker.
-fn line(name: &str) -> u64 {
+pub fn line(name: &str) -> u64 {
     let marker = format!("// @{name}");
     PROBE.lines().position(|l| l.trim_end().ends_with(&marker)).expect("marker") as u64 + 1
 }
 
 /// Whether the real-tool tests run; then g++ and an lldb-dap must be on `PATH`.
-fn real_tools(test: &str) -> bool {
+pub fn real_tools(test: &str) -> bool {
     if !crate::support::real_tools(test, &["g++"]) {
         return false;
     }
@@ -40,7 +40,7 @@ fn real_tools(test: &str) -> bool {
 }
 
 /// A copy of the acceptance project with the probe built at `project/build/<name>`.
-fn workspace(names: &[&str]) -> TempWorkspace {
+pub fn workspace(names: &[&str]) -> TempWorkspace {
     let ws = acceptance_project();
     ws.write("debugging/probe.cpp", PROBE);
     std::fs::create_dir_all(ws.path("build")).unwrap();
