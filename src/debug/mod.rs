@@ -299,6 +299,7 @@ impl DebugService {
                 adapter: s.adapter_name.clone(),
                 state: s.run_state(),
                 process_id: s.process_id.0,
+                debuggee_process_id: s.debuggee_id().map(|id| id.0),
                 pid: s.pid(),
                 remaining_seconds: s.deadline.saturating_duration_since(now).as_secs(),
             })

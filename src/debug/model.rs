@@ -113,6 +113,8 @@ pub struct SessionInfo {
     pub state: RunState,
     /// The adapter's process in `processes_overview`.
     pub process_id: u64,
+    /// The debuggee's own entry there (its output), once known.
+    pub debuggee_process_id: Option<u64>,
     /// The debuggee's OS process id, once known.
     pub pid: Option<u32>,
     /// Seconds until the session's timeout ends it.

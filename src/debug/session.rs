@@ -23,7 +23,7 @@ use super::model::{self, Breakpoint, Excerpt, Frame, RunState, Stop};
 use super::report;
 use crate::dap::protocol::{self as dap, Event, StoppedEvent};
 use crate::dap::{self as dap_client, Client};
-use crate::process::{LongLived, ProcessId, ProcessService, Stdin};
+use crate::process::{LongLived, Observed, ProcessId, ProcessService, Stdin, Stream};
 use crate::toolchain::{Environment, command_in};
 use crate::workspace::path::{LinkPolicy, QualifiedPath, Roots};
 
@@ -90,6 +90,17 @@ struct Shared {
     exit_code: Mutex<Option<i64>>,
     output: Mutex<String>,
     pid: Mutex<Option<u32>>,
+    /// The debuggee's own entry in `processes_overview`, once the adapter names its pid.
+    debuggee: Mutex<Option<Observed>>,
+}
+
+/// What registering the debuggee needs.
+struct Debuggee {
+    processes: ProcessService,
+    adapter: ProcessId,
+    program: PathBuf,
+    arguments: Vec<String>,
+    cwd: PathBuf,
 }
 
 /// A breakpoint the caller set: its display form and where it applies.
@@ -174,8 +185,16 @@ impl Session {
             exit_code: Mutex::new(None),
             output: Mutex::new(String::new()),
             pid: Mutex::new(None),
+            debuggee: Mutex::new(None),
         });
-        tokio::spawn(follow_events(shared.clone(), received));
+        let debuggee = Debuggee {
+            processes: processes.clone(),
+            adapter: process.id,
+            program: spec.program.clone(),
+            arguments: spec.arguments.clone(),
+            cwd: spec.cwd.clone(),
+        };
+        tokio::spawn(follow_events(shared.clone(), received, debuggee));
         Ok(Session {
             id,
             executable: spec.executable.clone(),
@@ -190,6 +209,11 @@ impl Session {
             shared,
             roots: roots.clone(),
         })
+    }
+
+    /// The debuggee's entry in `processes_overview`, once known.
+    pub fn debuggee_id(&self) -> Option<ProcessId> {
+        self.shared.debuggee.lock().as_ref().map(Observed::id)
     }
 
     pub fn pid(&self) -> Option<u32> {
@@ -563,6 +587,8 @@ impl Session {
         let args = dap::DisconnectArguments { terminate_debuggee: true };
         let _ = self.client.request::<dap::Disconnect>(&args, DISCONNECT_TIMEOUT).await;
         self.process.stop().await;
+        // Ends the debuggee's entry as stopped unless it exited by itself.
+        self.shared.debuggee.lock().take();
     }
 }
 
@@ -577,7 +603,7 @@ fn is_lldb_dap(adapter: &Path) -> bool {
 }
 
 /// Follows the adapter's events until it closes its output.
-async fn follow_events(shared: Arc<Shared>, mut events: mpsc::UnboundedReceiver<Event>) {
+async fn follow_events(shared: Arc<Shared>, mut events: mpsc::UnboundedReceiver<Event>, debuggee: Debuggee) {
     let advance = |phase: Phase| {
         shared.status.send_modify(|s| {
             s.epoch += 1;
@@ -601,11 +627,20 @@ async fn follow_events(shared: Arc<Shared>, mut events: mpsc::UnboundedReceiver<
             Event::Continued => {}
             Event::Exited { exit_code } => {
                 *shared.exit_code.lock() = Some(exit_code);
+                if let Some(observed) = shared.debuggee.lock().as_ref() {
+                    observed.exited(i32::try_from(exit_code).unwrap_or(i32::MIN));
+                }
                 advance(Phase::Ended(Some(exit_code)));
             }
             Event::Terminated => advance(Phase::Ended(*shared.exit_code.lock())),
             Event::Output { category, output } => append_output(&shared, &category, &output),
-            Event::Process { pid } => *shared.pid.lock() = pid,
+            Event::Process { pid } => {
+                *shared.pid.lock() = pid;
+                let d = &debuggee;
+                let observed = pid
+                    .and_then(|pid| d.processes.observe_child(d.adapter, pid, &d.program, &d.arguments, &d.cwd).ok());
+                *shared.debuggee.lock() = observed;
+            }
             Event::Other(_) => {}
         }
     }
@@ -616,8 +651,13 @@ async fn follow_events(shared: Arc<Shared>, mut events: mpsc::UnboundedReceiver<
 
 /// Keeps the end of the program's own output (not the adapter's console messages).
 fn append_output(shared: &Shared, category: &str, output: &str) {
-    if !matches!(category, "stdout" | "stderr") {
-        return;
+    let stream = match category {
+        "stdout" => Stream::Stdout,
+        "stderr" => Stream::Stderr,
+        _ => return,
+    };
+    if let Some(observed) = shared.debuggee.lock().as_ref() {
+        observed.output(stream, output.as_bytes());
     }
     let mut kept = shared.output.lock();
     kept.push_str(&output.replace("\r\n", "\n"));

@@ -50,9 +50,10 @@ pub fn inspect_text(session_id: Option<u64>, found: &Inspection) -> String {
                 RunState::Exited => "exited",
             };
             let pid = s.pid.map(|p| format!(", pid {p}")).unwrap_or_default();
+            let debuggee = s.debuggee_process_id.map(|p| format!(", debuggee process {p}")).unwrap_or_default();
             let _ = writeln!(
                 out,
-                "  session {}: {} under {}, {state}, adapter process {}{pid}, ends in {} s",
+                "  session {}: {} under {}, {state}, adapter process {}{debuggee}{pid}, ends in {} s",
                 s.session_id, s.executable, s.adapter, s.process_id, s.remaining_seconds
             );
         }

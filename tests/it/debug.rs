@@ -149,6 +149,15 @@ async fn a_null_pointer_crash_stops_with_sigsegv_at_its_line() {
     let (adapter, debuggee) = session_pids(&client, &session).await;
     let marker = tree_marker(adapter);
     assert!(marked(&marker).contains(&debuggee), "the debuggee is in the adapter's tree");
+    // The debuggee has its own entry, with the program's output as its transcript.
+    let sessions = structured(&call(&client, "debug_inspect", json!({})).await)["sessions"].clone();
+    let entry = sessions[0]["debuggee_process_id"].clone();
+    let details = structured(&call(&client, "process_get", json!({ "process_id": entry })).await).clone();
+    assert_eq!(details["process"]["status"]["pid"], debuggee, "{details}");
+    assert!(details["process"]["summary"]["executable"].as_str().unwrap().ends_with("build/probe"), "{details}");
+    assert_eq!(details["process"]["summary"]["arguments"], json!(["crash"]));
+    let transcript = details["transcript"].to_string();
+    assert!(transcript.contains("probe 25"), "{transcript}");
 
     // Continuing delivers the signal: the program ends, and so does the session.
     let end = step(&client, &session, "continue").await;
@@ -159,6 +168,8 @@ async fn a_null_pointer_crash_stops_with_sigsegv_at_its_line() {
     // The adapter's transcript stays readable.
     let overview = structured(&call(&client, "processes_overview", json!({})).await).clone();
     assert_eq!(overview["running"], 0, "{overview}");
+    let details = structured(&call(&client, "process_get", json!({ "process_id": entry })).await).clone();
+    assert_ne!(details["process"]["status"]["current_status"], "running", "{details}");
 }
 
 #[tokio::test]
@@ -280,6 +291,11 @@ async fn exit_timeout_cancellation_and_the_session_limit() {
     let end = launch(&client, json!({ "executable": "project/build/p1", "arguments": ["extra"] })).await;
     assert_eq!((end["state"].clone(), end["exit_code"].clone()), (json!("exited"), json!(0)), "{end}");
     assert!(end["summary"].as_str().unwrap().contains("exited with code 0"));
+    let overview = structured(&call(&client, "processes_overview", json!({})).await).clone();
+    let program =
+        overview["processes"].as_array().unwrap().iter().find(|p| p["summary"]["arguments"] == json!(["extra"]));
+    let program = program.unwrap_or_else(|| panic!("the debuggee is listed: {overview}")).clone();
+    assert_eq!(program["status"]["current_status"], 0, "exit code 0: {program}");
 
     // The timeout ends a stopped session.
     let brk = format!("{SOURCE}:{}", line("break"));
@@ -463,4 +479,43 @@ async fn the_debug_tools_fit_their_tool_list_budget() {
         })
         .sum();
     assert!(bytes <= 2600, "the debug tools take {bytes} bytes of the tool list");
+}
+
+/// The process service's observed children (the debuggee's entry): own id and transcript, the exit
+/// the owner reports, and `stopped` when their parent ends or their handle is dropped.
+#[tokio::test]
+async fn observed_children_are_listed_with_their_own_transcript() {
+    use forgemcp::process::{CommandSpec, ProcessService, Status, StatusFilter, Stdin, Stream};
+    let ws = TempWorkspace::new("");
+    let processes = ProcessService::new(ws.roots());
+    let helper = env!("CARGO_BIN_EXE_forgemcp-test-helper");
+    let parent = processes
+        .spawn_long_lived(CommandSpec::new(helper, &ws.project).arg("sleep:60000").stdin(Stdin::Piped))
+        .await
+        .expect("the parent starts");
+    let program = ws.path("build/app");
+    let args = ["x y".to_owned()];
+    let exits = processes.observe_child(parent.id, 4242, &program, &args, &ws.project).expect("observed");
+    exits.output(Stream::Stdout, b"hello\n");
+    exits.exited(3);
+    exits.output(Stream::Stdout, b"after the end\n");
+    let stays = processes.observe_child(parent.id, 4243, &program, &[], &ws.project).expect("observed");
+    let (info, transcript) = processes.full(exits.id()).expect("listed");
+    assert_eq!((info.pid, info.status, info.summary.arguments.clone()), (4242, Status::Exited(3), args.to_vec()));
+    let text: String = transcript.iter().map(|e| e.text.as_str()).collect();
+    assert_eq!(text, "hello\n");
+    assert_eq!(processes.overview(StatusFilter::Running).running, 2, "the parent and the second child");
+    parent.stop().await;
+    for _ in 0..100 {
+        if processes.full(stays.id()).unwrap().0.status == Status::Stopped {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(processes.full(stays.id()).unwrap().0.status, Status::Stopped, "ends with its parent");
+    let dropped = processes.observe_child(parent.id, 4244, &program, &[], &ws.project).expect("observed");
+    let id = dropped.id();
+    drop(dropped);
+    assert_eq!(processes.full(id).unwrap().0.status, Status::Stopped);
+    processes.shutdown().await;
 }

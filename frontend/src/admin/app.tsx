@@ -638,6 +638,7 @@ function DebugSessions({ sections }: { sections: any[] }) {
           {sessions.map((s) => (
             <li class="mono" data-session={s.session_id}>
               session {s.session_id}: {s.executable} · {s.adapter} · {s.state} · process {s.process_id}
+              {s.debuggee_process_id != null ? ` · debuggee process ${s.debuggee_process_id}` : ""}
               {s.pid != null ? ` · pid ${s.pid}` : ""} · ends in {s.remaining_seconds} s
             </li>
           ))}

@@ -58,6 +58,7 @@ interface SessionInfo {
   adapter: string;
   state: string;
   process_id: number;
+  debuggee_process_id: number | null;
   pid: number | null;
   remaining_seconds: number;
 }
@@ -234,7 +235,7 @@ function inspectionView(found: Inspection) {
         rows={[
           ["Executable", s.executable, s.executable],
           ["Adapter", `${s.adapter} (process ${s.process_id})`],
-          ["Debuggee PID", s.pid === null ? "Unknown" : String(s.pid)],
+          ["Debuggee", `${s.debuggee_process_id === null ? "not started" : `process ${s.debuggee_process_id}`}${s.pid === null ? "" : `, PID ${s.pid}`}`],
           ["Ends in", `${s.remaining_seconds} s`],
         ]}
       />
