@@ -2,6 +2,7 @@
 //! `project/` or `storage/`, each driving one debug adapter (lldb-dap, lldb-vscode, or gdb ≥ 14 with
 //! `-i dap`) over the Debug Adapter Protocol.
 //!
+//! - `breakpoints.rs` — a session's breakpoints and how the adapter bound them.
 //! - `input.rs` — breakpoint specifications, the console-command refusal, gdb's DAP version check.
 //! - `session.rs` — one adapter process, its DAP client and the state its events describe.
 //! - `report.rs` — stop results in plain English; `model.rs` — the typed results.
@@ -18,6 +19,7 @@
 //! Architecture invariant: expressions are evaluated in `watch` context and console-like input is
 //! refused before it reaches the adapter.
 
+mod breakpoints;
 pub mod input;
 pub mod model;
 mod report;
@@ -284,8 +286,10 @@ impl DebugService {
     /// Ends a session and its whole process tree.
     pub async fn stop(&self, session_id: u64) -> Result<Stopped, Error> {
         let session = self.session(session_id)?;
+        // Only an exit before the stop: the kill's own exit event may or may not arrive in time.
+        let exit_code = session.exit_code();
         self.end(&session, "debug_stop ended it").await;
-        Ok(Stopped { session_id, executable: session.executable.to_string(), exit_code: session.exit_code() })
+        Ok(Stopped { session_id, executable: session.executable.to_string(), exit_code })
     }
 
     /// The live sessions, by id.

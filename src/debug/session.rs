@@ -6,7 +6,6 @@
 //! attach; expressions go out in `watch` context only; reverse requests are refused by the client.
 //! Architecture invariant: dropping a session stops its process tree (the `LongLived` handle).
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -19,7 +18,8 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::Error;
-use super::model::{self, Breakpoint, Excerpt, Frame, RunState, Stop};
+pub use super::breakpoints::{Breakpoints, Target};
+use super::model::{self, Excerpt, Frame, RunState, Stop};
 use super::report;
 use crate::dap::protocol::{self as dap, Event, StoppedEvent};
 use crate::dap::{self as dap_client, Client};
@@ -28,7 +28,7 @@ use crate::toolchain::{Environment, command_in};
 use crate::workspace::path::{LinkPolicy, QualifiedPath, Roots};
 
 /// How long one request may take (the first `variables` of a large program loads its symbols).
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub(super) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the adapter may take to start and launch the program.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a polite `disconnect` may take before the tree is killed.
@@ -103,30 +103,6 @@ struct Debuggee {
     cwd: PathBuf,
 }
 
-/// A breakpoint the caller set: its display form and where it applies.
-#[derive(Debug, Clone)]
-pub enum Target {
-    Line { path: QualifiedPath, abs: PathBuf, line: u32 },
-    Function(String),
-}
-
-impl Target {
-    pub fn spec(&self) -> String {
-        match self {
-            Target::Line { path, line, .. } => format!("{path}:{line}"),
-            Target::Function(name) => name.clone(),
-        }
-    }
-}
-
-/// The breakpoints of a session as the adapter last bound them.
-#[derive(Default)]
-pub struct Breakpoints {
-    lines: BTreeMap<PathBuf, (QualifiedPath, BTreeSet<u32>)>,
-    functions: BTreeSet<String>,
-    bound: BTreeMap<String, Breakpoint>,
-}
-
 /// How the program moves on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -149,7 +125,7 @@ pub struct Session {
     pub ended: CancellationToken,
     /// Calls on one session take turns.
     pub breakpoints: tokio::sync::Mutex<Breakpoints>,
-    client: Client,
+    pub(super) client: Client,
     process: LongLived,
     shared: Arc<Shared>,
     roots: Roots,
@@ -486,87 +462,9 @@ impl Session {
         Ok(value)
     }
 
-    /// Adds and removes breakpoints, sending each changed source (and the function list) again.
-    pub async fn change_breakpoints(
-        &self,
-        state: &mut Breakpoints,
-        add: &[Target],
-        remove: &[Target],
-    ) -> Result<(), Error> {
-        let mut sources = BTreeSet::new();
-        let mut functions_changed = false;
-        for (target, adding) in add.iter().map(|t| (t, true)).chain(remove.iter().map(|t| (t, false))) {
-            match target {
-                Target::Line { path, abs, line } => {
-                    let entry = state.lines.entry(abs.clone()).or_insert_with(|| (path.clone(), BTreeSet::new()));
-                    if adding {
-                        entry.1.insert(*line)
-                    } else {
-                        entry.1.remove(line)
-                    };
-                    sources.insert(abs.clone());
-                }
-                Target::Function(name) => {
-                    if adding {
-                        state.functions.insert(name.clone())
-                    } else {
-                        state.functions.remove(name)
-                    };
-                    functions_changed = true;
-                }
-            }
-            if !adding {
-                state.bound.remove(&target.spec());
-            }
-        }
-        for abs in sources {
-            let (path, lines) = state.lines.get(&abs).cloned().expect("just inserted");
-            let args = dap::SetBreakpointsArguments {
-                source: dap::Source { path: abs.to_string_lossy().into_owned() },
-                breakpoints: lines.iter().map(|&line| dap::SourceBreakpoint { line }).collect(),
-            };
-            let body = self.client.request::<dap::SetBreakpoints>(&args, REQUEST_TIMEOUT).await?;
-            for (line, bound) in lines.iter().zip(body.breakpoints) {
-                let spec = format!("{path}:{line}");
-                state.bound.insert(spec.clone(), self.bound(spec, &bound));
-            }
-            if lines.is_empty() {
-                state.lines.remove(&abs);
-            }
-        }
-        if functions_changed {
-            let args = dap::SetFunctionBreakpointsArguments {
-                breakpoints: state
-                    .functions
-                    .iter()
-                    .map(|name| dap::FunctionBreakpoint { name: name.clone() })
-                    .collect(),
-            };
-            let body = self.client.request::<dap::SetFunctionBreakpoints>(&args, REQUEST_TIMEOUT).await?;
-            for (name, bound) in state.functions.iter().zip(body.breakpoints) {
-                state.bound.insert(name.clone(), self.bound(name.clone(), &bound));
-            }
-        }
-        Ok(())
-    }
-
-    pub fn list_breakpoints(state: &Breakpoints) -> Vec<Breakpoint> {
-        state.bound.values().cloned().collect()
-    }
-
-    fn bound(&self, spec: String, bound: &dap::Breakpoint) -> Breakpoint {
-        Breakpoint {
-            spec,
-            bound: bound.verified,
-            path: bound.source.as_ref().and_then(|s| s.path.as_deref()).and_then(|p| self.qualify(p)),
-            line: bound.line,
-            message: bound.message.clone().filter(|m| !m.is_empty()),
-        }
-    }
-
     /// The qualified form of a path the adapter reports: inside a root when it (or its canonical
     /// form) lies there, else `root/…`.
-    fn qualify(&self, reported: &str) -> Option<String> {
+    pub(super) fn qualify(&self, reported: &str) -> Option<String> {
         let abs = Path::new(reported);
         if !abs.is_absolute() {
             return None;
