@@ -25,6 +25,7 @@ use crate::admin::ipc::Endpoint;
 use crate::clangd::{ClangdService, ContextSpec};
 use crate::cmake::{CmakeOptions, CmakeService, CompilationContext};
 use crate::config::{AdminConfig, AdminEnv, ServeConfig};
+use crate::debug::DebugService;
 use crate::process::ProcessService;
 use crate::server::{ForgeServer, Services};
 use crate::toolchain::{DiscoveryOptions, ToolchainService};
@@ -55,7 +56,8 @@ pub fn assemble(
     clangd.explain_withdrawals(move |path| tracker.take_withdrawn_by(path));
     workspace.add_observer(clangd.observer());
     workspace.add_provider(clangd.provider());
-    Services { workspace, processes, toolchain, cmake, clangd }
+    let debug = DebugService::new(workspace.clone(), processes.clone(), toolchain.clone());
+    Services { workspace, processes, toolchain, cmake, clangd, debug }
 }
 
 /// What clangd needs of a CMake compilation context.

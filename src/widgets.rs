@@ -33,10 +33,11 @@ pub enum Widget {
     CmakeTest,
     CmakeRunTest,
     ClangdResult,
+    Debug,
 }
 
 impl Widget {
-    pub const ALL: [Widget; 13] = [
+    pub const ALL: [Widget; 14] = [
         Widget::WorkspaceTree,
         Widget::WorkspaceFile,
         Widget::WorkspaceSearch,
@@ -50,6 +51,7 @@ impl Widget {
         Widget::CmakeTest,
         Widget::CmakeRunTest,
         Widget::ClangdResult,
+        Widget::Debug,
     ];
 
     /// The `ui://forgemcp/<file>` resource URI.
@@ -68,6 +70,7 @@ impl Widget {
             Widget::CmakeTest => "ui://forgemcp/cmake-test.html",
             Widget::CmakeRunTest => "ui://forgemcp/cmake-run-test.html",
             Widget::ClangdResult => "ui://forgemcp/clangd-result.html",
+            Widget::Debug => "ui://forgemcp/debug.html",
         }
     }
 

@@ -405,6 +405,34 @@ describe("widget behaviour", { skip }, () => {
       assert.equal(await frame.locator("li.test").count(), 2);
     }));
 
+  test("debug: a crash shows the signal, the stack, the marked source line and the locals", () =>
+    withWidget({ widget: "debug", fixture: "crash" }, async ({ frame }) => {
+      await frame.getByText("Stopped by signal SIGSEGV", { exact: false }).waitFor();
+      assert.equal((await frame.locator("header .pill").innerText()).trim(), "SIGSEGV");
+      await frame.getByText("read_through", { exact: false }).first().waitFor();
+      assert.match(await frame.locator(".code .tx.add").innerText(), /return \*ptr;/);
+      await frame.locator(".tree").getByText("ptr", { exact: false }).first().waitFor();
+    }));
+
+  test("debug: a breakpoint stop shows nested locals, its output tab and bound breakpoints", () =>
+    withWidget({ widget: "debug", fixture: "breakpoint" }, async ({ frame }) => {
+      await frame.getByText("Stopped at a breakpoint", { exact: false }).waitFor();
+      await frame.locator(".tree details summary").getByText("origin", { exact: false }).waitFor();
+      await frame.getByRole("tab", { name: "Breakpoints" }).click();
+      await frame.getByText("Not bound").waitFor();
+      await frame.getByText("nowhere_at_all").waitFor();
+    }));
+
+  test("debug: sessions and an evaluated value", async () => {
+    await withWidget({ widget: "debug", fixture: "sessions" }, async ({ frame }) => {
+      await frame.getByText("Session 2").waitFor();
+      await frame.getByText("project/build/probe").first().waitFor();
+    });
+    await withWidget({ widget: "debug", fixture: "evaluate" }, async ({ frame }) => {
+      await frame.locator(".tree").getByText("y (int) = 4").waitFor();
+    });
+  });
+
   test("clangd: locations grouped by file, the selected one shows its saved excerpt", () =>
     withWidget({ widget: "clangd-result", fixture: "references" }, async ({ frame }) => {
       assert.deepEqual(

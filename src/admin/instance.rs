@@ -51,8 +51,10 @@ const RETRY_MAX: Duration = Duration::from_secs(2);
 const HUB_START_INTERVAL: Duration = Duration::from_secs(5);
 /// Room kept in a frame for the envelope of a response.
 const RESPONSE_ROOM: usize = 1 << 20;
-/// Status probes: the read-only tools whose results make up the status page, when offered.
-pub const STATUS_TOOLS: [&str; 4] = ["processes_overview", "toolsets_list", "cmake_profiles", "clangd_configurations"];
+/// Status probes: the read-only tools whose results make up the status page, when offered
+/// (`debug_inspect` without arguments lists the live debug sessions).
+pub const STATUS_TOOLS: [&str; 5] =
+    ["processes_overview", "toolsets_list", "cmake_profiles", "clangd_configurations", "debug_inspect"];
 
 /// What the instance says about itself.
 #[derive(Debug, Clone)]

@@ -5,12 +5,12 @@
 //! long-lived process from the process service, and the tests a fake server on an in-memory duplex.
 //!
 //! Architecture invariant: this module knows nothing about clangd, MCP, processes or the workspace;
-//! it depends on nothing else in the crate.
+//! it depends on nothing else in the crate but the shared `framing` module.
 //! Architecture invariant: callers see positions as zero-based lines and zero-based Unicode code
 //! points; the negotiated wire encoding is converted in `position.rs`.
 
 pub mod client;
-pub mod framing;
+pub use crate::framing;
 pub mod message;
 pub mod position;
 

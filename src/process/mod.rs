@@ -163,6 +163,47 @@ impl Drop for LongLived {
     }
 }
 
+/// A process another registered process started (a debuggee its debug adapter launched), listed
+/// with its own id and transcript. The owner feeds the transcript and reports the exit; it runs in
+/// its parent's tree and is killed with it, so this record never kills anything itself. It ends as
+/// `stopped` when dropped while running, when its parent's record ends, or at shutdown.
+pub struct Observed {
+    record: Arc<Record>,
+}
+
+impl Observed {
+    pub fn id(&self) -> ProcessId {
+        self.record.id
+    }
+
+    /// Records output the owner received for the process.
+    pub fn output(&self, stream: Stream, bytes: &[u8]) {
+        if self.record.status().is_running() {
+            self.record.journal.record(stream, bytes);
+        }
+    }
+
+    /// The process exited by itself with `code`.
+    pub fn exited(&self, code: i32) {
+        finish_observed(&self.record, Status::Exited(code));
+    }
+}
+
+impl Drop for Observed {
+    fn drop(&mut self) {
+        finish_observed(&self.record, Status::Stopped);
+    }
+}
+
+fn finish_observed(record: &Record, status: Status) {
+    if record.status().is_running() {
+        for stream in [Stream::Stdout, Stream::Stderr] {
+            record.journal.finish(stream);
+        }
+        record.finish(status, record.started.elapsed());
+    }
+}
+
 async fn wait_done(record: &Record) -> Completed {
     let mut done = record.subscribe();
     let res = match done.wait_for(Option::is_some).await {
@@ -246,6 +287,49 @@ impl ProcessService {
             RecordedStdout { inner: Some(stdout.expect("long-lived launches keep stdout")), record: record.clone() };
         let stdin = stdin.map(|inner| RecordedStdin { inner, record: record.clone() });
         Ok(LongLived { id: record.id, pid: record.pid, stdin, stdout, record })
+    }
+
+    /// Registers `pid`, a process that the running process `parent` started, as [`Observed`].
+    pub fn observe_child(
+        &self,
+        parent: ProcessId,
+        pid: u32,
+        executable: &Path,
+        arguments: &[String],
+        cwd: &Path,
+    ) -> Result<Observed, Error> {
+        let inner = &self.inner;
+        if inner.closed.load(Ordering::SeqCst) {
+            return Err(Error::ShuttingDown);
+        }
+        let parent = self.record(parent)?;
+        let summary = Summary {
+            executable: executable.to_string_lossy().into_owned(),
+            arguments: arguments.to_vec(),
+            cwd: cwd.to_string_lossy().into_owned(),
+            encoding: "utf-8".to_owned(),
+            timeout: Timeout::NONE,
+        };
+        let started = Instant::now();
+        let journal = Journal::with_budget(started, Some(inner.spill_dir.clone()), inner.memory_budget);
+        let tree = Tree { leader: pid, marker: parent.tree.marker.clone() };
+        let record = {
+            let mut registry = inner.registry.lock();
+            let id = registry.next_id();
+            let record = Arc::new(Record::new(id, summary, pid, started, Utc::now(), journal, tree));
+            registry.insert(record.clone());
+            record
+        };
+        let watched = record.clone();
+        *record.task.lock() = Some(tokio::spawn(async move {
+            let mut parent_done = parent.subscribe();
+            tokio::select! {
+                () = watched.stop.cancelled() => {}
+                _ = parent_done.wait_for(Option::is_some) => {}
+            }
+            finish_observed(&watched, Status::Stopped);
+        }));
+        Ok(Observed { record })
     }
 
     /// Spawns, registers and starts supervising. In long-lived mode the stdin pipe (if any) and

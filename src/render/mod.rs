@@ -7,6 +7,7 @@
 pub mod clangd;
 pub mod clangd_note;
 pub mod cmake;
+pub mod debug;
 pub mod excerpt;
 pub mod markdown;
 pub mod mutation;

@@ -10,6 +10,7 @@
 
 pub mod clangd_tools;
 pub mod cmake_tools;
+pub mod debug_tools;
 mod history;
 mod instructions;
 mod mcp_call;
@@ -51,6 +52,7 @@ use resources::Resources;
 use crate::call::{Asker, Call, Progress, ProgressSink, ProgressUpdate};
 use crate::clangd::ClangdService;
 use crate::cmake::CmakeService;
+use crate::debug::DebugService;
 use crate::process::ProcessService;
 use crate::toolchain::ToolchainService;
 use crate::widgets::Icon;
@@ -64,6 +66,7 @@ pub struct Services {
     pub toolchain: Arc<ToolchainService>,
     pub cmake: Arc<CmakeService>,
     pub clangd: Arc<ClangdService>,
+    pub debug: DebugService,
 }
 
 struct Shared {
@@ -95,6 +98,7 @@ impl ForgeServer {
         toolchain_tools::register(&mut registry, &mut resources, &services.toolchain);
         cmake_tools::register(&mut registry, &services.cmake);
         clangd_tools::register(&mut registry, &services.clangd);
+        debug_tools::register(&mut registry, &services.debug);
         widget_resources::register(&mut resources);
         let shared = Shared {
             registry,

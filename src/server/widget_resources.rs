@@ -56,5 +56,6 @@ fn describe(widget: Widget) -> (&'static str, &'static str, Icon) {
         Widget::CmakeTest => ("cmake-test-widget", "CMake test widget", Icon::Cmake),
         Widget::CmakeRunTest => ("cmake-run-test-widget", "CMake run-test widget", Icon::Cmake),
         Widget::ClangdResult => ("clangd-result-widget", "Clangd result widget", Icon::Clangd),
+        Widget::Debug => ("debug-widget", "Debug widget", Icon::Process),
     }
 }

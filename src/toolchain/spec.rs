@@ -93,6 +93,23 @@ const fn tool(name: &'static str, kind: ToolKind, version_args: Option<&'static 
     ToolSpec { name, kind, version_args, windows_only: false, executables: &[] }
 }
 
+/// lldb-dap under its plain, Debian-versioned (newest first) and older `lldb-vscode` names.
+const LLDB_DAP_EXECUTABLES: &[&str] = &[
+    "lldb-dap",
+    "lldb-dap-24",
+    "lldb-dap-23",
+    "lldb-dap-22",
+    "lldb-dap-21",
+    "lldb-dap-20",
+    "lldb-dap-19",
+    "lldb-dap-18",
+    "lldb-vscode",
+    "lldb-vscode-17",
+    "lldb-vscode-16",
+    "lldb-vscode-15",
+    "lldb-vscode-14",
+];
+
 /// Every built-in tool, in the order the specification lists them.
 ///
 /// An empty `executables` list means "the executable is named like the tool"; use
@@ -116,7 +133,8 @@ pub const BUILTIN_TOOLS: &[ToolSpec] = &[
     tool("lld-link", ToolKind::Linker, VERSION),
     tool("clangd", ToolKind::LanguageServer, VERSION),
     tool("git", ToolKind::VersionControl, VERSION),
-    tool("lldb-dap", ToolKind::Debugger, None),
+    // LLVM 18 renamed lldb-vscode to lldb-dap; Debian and Ubuntu install versioned names only.
+    ToolSpec { executables: LLDB_DAP_EXECUTABLES, ..tool("lldb-dap", ToolKind::Debugger, None) },
     tool("gdb", ToolKind::Debugger, VERSION),
     // The Microsoft C/C++ debug adapter: `OpenDebugAD7` from the C/C++ extension, or the `vsdbg`
     // VS Code bundles. It has no portable version probe.
@@ -221,6 +239,9 @@ mod tests {
     fn alternative_executable_names() {
         let exe = |name| lookup(name).map(executables);
         assert_eq!(exe("cppvsdbg"), Some(&["OpenDebugAD7", "vsdbg"][..]));
+        let lldb_dap = exe("lldb-dap").expect("lldb-dap");
+        assert_eq!(lldb_dap.first(), Some(&"lldb-dap"));
+        assert!(lldb_dap.contains(&"lldb-dap-19") && lldb_dap.contains(&"lldb-vscode"));
         assert_eq!(exe("lld"), Some(&["ld.lld", "lld"][..]));
         assert_eq!(exe("clang++"), Some(&["clang++"][..]));
     }

@@ -336,6 +336,8 @@ async fn instances_join_and_leave_and_the_hub_relays_their_history() {
     let probed: Vec<&str> =
         status["sections"].as_array().expect("sections").iter().filter_map(|s| s["tool"].as_str()).collect();
     assert!(probed.contains(&"processes_overview") && probed.contains(&"toolsets_list"), "{probed:?}");
+    let debug = status["sections"].as_array().unwrap().iter().find(|s| s["tool"] == "debug_inspect").expect("debug");
+    assert_eq!(debug["result"]["structuredContent"]["sessions"], serde_json::json!([]), "{debug}");
     let history = session.send_get(&hub, &format!("/api/instances/{}/history", a.id)).await.json();
     assert_eq!(history["calls"].as_array().expect("calls").len(), 1, "status probes are not history");
 

@@ -19,6 +19,9 @@ mod cli;
 /// CMake tools: profiles, configure, build, CTest and direct test runs with the real cmake, ninja and
 /// g++ on a copy of the acceptance project (CI or `FORGEMCP_HEAVY_TESTS=1`), and argument errors.
 mod cmake;
+/// Debug tools with the real lldb-dap and g++ on a copy of the acceptance project with a test program
+/// (CI or `FORGEMCP_HEAVY_TESTS=1`); gdb by its version (DAP needs gdb 14).
+mod debug;
 
 /// Workspace mutations through the MCP surface: every operation and refusal, the escape matrix,
 /// the link-swapping race, SIGKILL atomicity on the real binary, diff snapshots, line endings.

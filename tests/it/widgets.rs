@@ -321,7 +321,7 @@ mod fixtures {
         // A recorded fixture that no case produces any more is stale too (the real-CMake and clangd
         // cases are checked by their own heavy tests, but they still count as produced).
         let produced: Vec<PathBuf> =
-            cases.iter().chain(&cmake_cases()).chain(&clangd_cases()).map(Case::path).collect();
+            cases.iter().chain(&cmake_cases()).chain(&clangd_cases()).chain(&debug_cases()).map(Case::path).collect();
         for dir in std::fs::read_dir(fixtures_dir()).expect("fixtures dir").flatten() {
             for file in std::fs::read_dir(dir.path()).expect("widget fixtures").flatten() {
                 let text = std::fs::read_to_string(file.path()).unwrap_or_default();
@@ -520,6 +520,48 @@ mod fixtures {
         assert_ne!(configured.is_error, Some(true), "{configured:?}");
         let stale = check_or_write(&client, &Sanitizer::new(&ws, &helper()), &clangd_cases()).await;
         assert_fresh(&stale, "widgets::fixtures::recorded_clangd");
+    }
+
+    /// The debug widget's cases, in order on one server: a crash (session 1, then stopped), a
+    /// breakpoint stop (session 2) and what a stopped session shows.
+    fn debug_cases() -> Vec<Case> {
+        let at_break = format!("project/debugging/probe.cpp:{}", crate::debug::line("break"));
+        vec![
+            case(
+                "debug",
+                "crash",
+                "debug_launch",
+                json!({ "executable": "project/build/probe", "arguments": ["crash"] }),
+            ),
+            case("debug", "stop", "debug_stop", json!({ "session_id": 1 })),
+            case(
+                "debug",
+                "breakpoint",
+                "debug_launch",
+                json!({ "executable": "project/build/probe", "breakpoints": [at_break, "nowhere_at_all"] }),
+            ),
+            case("debug", "sessions", "debug_inspect", json!({})),
+            case("debug", "threads", "debug_inspect", json!({ "session_id": 2 })),
+            case("debug", "variables", "debug_inspect", json!({ "session_id": 2, "frame_id": 524288, "depth": 2 })),
+            case("debug", "evaluate", "debug_inspect", json!({ "session_id": 2, "expression": "origin" })),
+            case("debug", "breakpoints", "debug_breakpoints", json!({ "session_id": 2, "set": ["square"] })),
+            case("debug", "step-in", "debug_continue", json!({ "session_id": 2, "action": "step_in" })),
+            case("debug", "error", "debug_inspect", json!({ "session_id": 2, "expression": "platform shell id" })),
+        ]
+    }
+
+    /// The debug widget's fixtures are those of the real lldb-dap on a probe program built by g++ in
+    /// a copy of the acceptance project (heavy: runs under `CI` or with `FORGEMCP_HEAVY_TESTS=1`).
+    #[tokio::test]
+    async fn recorded_debug_fixtures_match_the_real_tools() {
+        if !crate::debug::real_tools("recorded_debug_fixtures_match_the_real_tools") {
+            return;
+        }
+        let ws = crate::debug::workspace(&["probe"]);
+        let client =
+            connect(ForgeServer::new(crate::support::real_services(&ws, &[]), Duration::ZERO), TestClient::new()).await;
+        let stale = check_or_write(&client, &Sanitizer::new(&ws, &helper()), &debug_cases()).await;
+        assert_fresh(&stale, "widgets::fixtures::recorded_debug");
     }
 
     /// Records every case; writes the fixtures with `FORGEMCP_WRITE_FIXTURES=1`, otherwise returns
@@ -735,6 +777,8 @@ mod fixtures {
                     | "work_time"
                     | "owner"
                     | "duration_seconds"
+                    | "thread_id"
+                    | "remaining_seconds"
             ) {
                 *value = Value::Null;
             }
@@ -745,10 +789,18 @@ mod fixtures {
             (r#"(Created|Owner|PID|Work time): [^\\;"]*"#, "$1: <volatile>"),
             // Test durations, in the text and in CTest's output.
             (r"\d+\.\d+ s(ec)?\b", "<duration>"),
+            // Debug sessions: thread ids (the debuggee's pid), addresses, time left.
+            (r"Thread \d+|thread \d+|pid \d+", "<thread or pid>"),
+            (r"0x[0-9a-f]{6,}", "<address>"),
+            (r"ends in \d+ s", "ends in <seconds>"),
             // Ranges of locations outside the workspace, in the text.
             (r"(root/[^,\\]*), line \d+, character \d+ to line \d+, character \d+", "$1, <range>"),
         ];
         let mut text = serde_json::to_string(&value).expect("serialize");
+        if fixture["tool"].as_str().is_some_and(|tool| tool.starts_with("debug_")) {
+            // Thread ids are the debuggee's pid.
+            text = Regex::new(r#""id":\d+"#).expect("regex").replace_all(&text, r#""id":0"#).into_owned();
+        }
         for (pattern, replacement) in patterns {
             text = Regex::new(pattern).expect("regex").replace_all(&text, replacement).into_owned();
         }

@@ -1,9 +1,11 @@
-//! The LSP base protocol's framing: `Content-Length: N\r\n\r\n` followed by N bytes of JSON.
+//! The `Content-Length: N\r\n\r\n` framing followed by N bytes of JSON that the LSP base protocol
+//! and the Debug Adapter Protocol share byte for byte (`lsp/` and `dap/` both use this module).
 //!
 //! [`parse_frame`] is a pure function on a byte slice (tested on slices, partial input and bad
 //! headers); [`FrameReader`] feeds it from any `AsyncRead`, keeping what it read past one frame for
 //! the next.
 //!
+//! Architecture invariant: this module knows neither protocol; it depends on nothing in the crate.
 //! Architecture invariant: a malformed header is a hard error (the stream cannot be resynchronised);
 //! header and body sizes are bounded so a broken peer cannot make us buffer without limit.
 
@@ -14,7 +16,7 @@ pub const MAX_HEADER_BYTES: usize = 8 * 1024;
 /// Largest message body accepted.
 pub const MAX_BODY_BYTES: usize = 512 * 1024 * 1024;
 
-/// Why a byte stream is not a sequence of LSP frames.
+/// Why a byte stream is not a sequence of Content-Length frames.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FramingError {
     #[error("the message header has no `Content-Length` field")]
