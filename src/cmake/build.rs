@@ -1,16 +1,18 @@
 //! Build executions: `cmake --build` of a build directory or a build preset, with step progress,
 //! the failure summary, and the context refresh when the build regenerated.
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::output::{BuildWatch, Reporter, Shortener, failure, with_summary};
+use super::diagnostics::Diagnostic;
+use super::output::{BuildWatch, Reporter, Shortener, failure, qualify_reported, with_summary};
 use super::profile::{Execution, Operation};
 use super::{
-    BuildOutcome, BuildRequest, CmakeService, Error, Mode, Profile, command, context_id, file_api, label, ninja,
-    preset_of, read_cache, required_tool, unusable,
+    BuildDiagnostic, BuildOutcome, BuildRequest, CmakeService, Error, Mode, Profile, command, context_id, file_api,
+    label, ninja, preset_of, read_cache, required_tool, unusable,
 };
 use crate::call::Call;
 use crate::process::Timeout;
@@ -42,6 +44,8 @@ impl CmakeService {
                         configuration: None,
                         completed_steps: None,
                         total_steps: None,
+                        up_to_date: false,
+                        diagnostics: Vec::new(),
                         error: Some(reason),
                         process_id: None,
                     });
@@ -73,6 +77,8 @@ impl CmakeService {
             configuration: profile.configuration.clone(),
             completed_steps: None,
             total_steps: None,
+            up_to_date: false,
+            diagnostics: Vec::new(),
             error: None,
             process_id: None,
         };
@@ -101,11 +107,13 @@ impl CmakeService {
                 }));
             let completed = self.run_protected(spec, dir.as_ref(), call).await.map_err(|err| error_chain(&err))?;
             out.process_id = Some(completed.id);
-            let seen = watch.lock().clone();
+            let seen = std::mem::take(&mut *watch.lock());
             if let Some((completed_steps, total_steps)) = seen.steps {
                 out.completed_steps = Some(completed_steps);
                 out.total_steps = Some(total_steps);
             }
+            out.up_to_date = seen.no_work;
+            out.diagnostics = self.locate(&seen.parser.diagnostics, build.as_deref());
             // A new File API generation during the build restores (or refreshes) the context, even
             // when compiling failed afterwards.
             if let (Some(dir), Some(build)) = (&dir, &build)
@@ -168,5 +176,31 @@ impl CmakeService {
             }
         }
         Ok((Some(dir), Some(build)))
+    }
+
+    /// Qualifies the paths of a build's diagnostics (relative ones are relative to the build
+    /// directory, else the project) and names their targets from the codemodel.
+    pub(super) fn locate(&self, found: &[Diagnostic], build: Option<&Path>) -> Vec<BuildDiagnostic> {
+        if found.is_empty() {
+            return Vec::new();
+        }
+        let model = build.and_then(file_api::read_codemodel);
+        let base = model.as_ref().map(|(top, _)| top.as_path()).or(build).unwrap_or(self.roots().project());
+        let targets = model.as_ref().map_or(&[][..], |(_, targets)| targets.as_slice());
+        let mut paths: HashMap<&str, Option<QualifiedPath>> = HashMap::new();
+        found
+            .iter()
+            .map(|d| BuildDiagnostic {
+                path: d.path.as_deref().and_then(|raw| {
+                    paths.entry(raw).or_insert_with(|| qualify_reported(self.roots(), base, raw)).clone()
+                }),
+                line: d.line,
+                column: d.column,
+                severity: d.severity,
+                message: d.message.clone(),
+                code: d.code.clone(),
+                target: d.edge.as_deref().and_then(|edge| file_api::target_of_edge(targets, edge)).map(str::to_owned),
+            })
+            .collect()
     }
 }

@@ -124,6 +124,16 @@ impl CmakeService {
             }
             None => None,
         };
+        let launcher = plain
+            .compiler_launcher
+            .map(|spec| {
+                let why = format!("`compiler-launcher={}` names", spec.name);
+                required_tool(profile, spec.name, Some(&why)).map(|tool| tool.path.clone())
+            })
+            .transpose()?;
+        let compiler_name = plain.cxx_compiler.or(plain.c_compiler).map_or("", |spec| spec.name);
+        let msvc = compiler_name == "cl" || compiler_name == "clang-cl" || (compiler_name.is_empty() && cfg!(windows));
+        let sanitizer_flags = command::sanitizer_flags(&plain.sanitizers, msvc, compiler_name.starts_with("clang"))?;
         let build = self.check_build_dir(dir)?;
         if let Some(cache) = read_cache(&build) {
             self.check_cache_project(dir, &cache)?;
@@ -142,6 +152,8 @@ impl CmakeService {
             cxx_compiler: cxx_compiler.as_deref(),
             toolchain_file: toolchain_file.as_deref(),
             make_program: make_program.as_deref(),
+            launcher: launcher.as_deref(),
+            sanitizer_flags: sanitizer_flags.as_deref(),
         })
         .map_err(|err| err.to_string())?;
         self.create_build_dir(dir, &build)?;

@@ -23,12 +23,14 @@ pub mod command;
 mod configure;
 pub mod contexts;
 pub mod ctest;
+pub mod diagnostics;
 pub mod file_api;
 pub mod inputs;
 pub mod ninja;
 mod output;
 pub mod profile;
 mod run_test;
+pub mod sanitizer;
 mod testing;
 
 use std::collections::HashMap;
@@ -41,7 +43,9 @@ use tokio::sync::watch;
 
 pub use contexts::{CompilationContext, Contexts, context_id};
 pub use ctest::{TestCase, TestStatus};
+pub use diagnostics::Severity;
 pub use profile::{Mode, PresetLists, Profile};
+pub use run_test::{TestRun, resolve_test_run};
 
 use crate::call::Call;
 use crate::config::{CmakeProfileSpec, DEFAULT_CMAKE_TOOLSET, ServeConfig};
@@ -120,8 +124,27 @@ pub struct BuildOutcome {
     /// From the last `[n/m]` line.
     pub completed_steps: Option<u64>,
     pub total_steps: Option<u64>,
+    /// The build tool said there was nothing to do.
+    pub up_to_date: bool,
+    /// Compiler and linker messages of the transcript, in order (at most
+    /// [`diagnostics::MAX_DIAGNOSTICS`]).
+    pub diagnostics: Vec<BuildDiagnostic>,
     pub error: Option<String>,
     pub process_id: Option<ProcessId>,
+}
+
+/// A compiler or linker message of a build, located.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildDiagnostic {
+    /// `None` when the tool named no file (or one that does not exist).
+    pub path: Option<QualifiedPath>,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    pub severity: Severity,
+    pub message: String,
+    pub code: Option<String>,
+    /// The CMake target whose build step printed it, when the codemodel knows it.
+    pub target: Option<String>,
 }
 
 /// One CTest execution.

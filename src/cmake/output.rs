@@ -1,15 +1,16 @@
 //! What CMake, CTest and test output tell a result: failure reasons, the first errors of a
 //! transcript, qualified paths in place of host paths, and progress messages.
 
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use super::diagnostics::{Parser, Severity};
 use super::{SUMMARY_CHARS, ninja};
 use crate::call::Progress;
 use crate::process::{Completed, Status, Timeout};
-use crate::workspace::path::{Area, Roots};
+use crate::workspace::path::{Area, QualifiedPath, Roots};
 
 /// Rewrites absolute paths inside the managed roots in a line of tool output to their qualified
 /// form (`/home/u/proj/src/a.cpp` → `project/src/a.cpp`), so summaries and progress messages never
@@ -55,10 +56,45 @@ impl Shortener {
     }
 }
 
+/// `path` with `.` and `..` resolved lexically (`/p/tests/../a.c` → `/p/a.c`).
+pub(super) fn lexical(path: &Path) -> PathBuf {
+    let mut res = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !res.pop() {
+                    res.push(component);
+                }
+            }
+            other => res.push(other),
+        }
+    }
+    res
+}
+
+/// The qualified form of a path a tool printed: relative to `base` unless absolute, resolved
+/// lexically, `project/…`/`storage/…` inside the roots and `root/…` elsewhere; `None` when nothing is
+/// there (a bare file name from debug information, say), so every path given out is usable.
+pub(super) fn qualify_reported(roots: &Roots, base: &Path, raw: &str) -> Option<QualifiedPath> {
+    let abs = lexical(&base.join(raw));
+    if !abs.is_absolute() || std::fs::symlink_metadata(&abs).is_err() {
+        return None;
+    }
+    if let Some(managed) = roots.qualify(&abs) {
+        return Some(managed);
+    }
+    let text = abs.to_string_lossy().replace('\\', "/");
+    QualifiedPath::parse(&format!("root/{}", text.strip_prefix('/').unwrap_or(&text))).ok()
+}
+
 /// Why a finished run failed (`None` for exit status 0).
 pub(super) fn failure(what: &str, completed: &Completed, timeout: Option<Timeout>) -> Option<String> {
     match completed.status {
         Status::Exited(0) => None,
+        Status::Exited(code) if code < 0 && cfg!(unix) => {
+            Some(format!("{what} was killed by signal {} ({})", -code, signal_name(-code)))
+        }
         Status::Exited(code) => Some(format!("{what} exited with code {code}")),
         Status::Interrupted => {
             let limits = timeout.map(describe_timeout).unwrap_or_default();
@@ -67,6 +103,30 @@ pub(super) fn failure(what: &str, completed: &Completed, timeout: Option<Timeout
         Status::Stopped => Some(format!("{what} was stopped before it finished (the call was cancelled)")),
         Status::StreamFailure => Some(format!("reading the output of {what} failed")),
         Status::Running => Some(format!("{what} is still running")),
+    }
+}
+
+/// The name of a POSIX signal number (Linux numbering for the ones that differ).
+pub(super) fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        5 => "SIGTRAP",
+        6 => "SIGABRT",
+        7 if cfg!(target_os = "linux") => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        10 if cfg!(target_os = "linux") => "SIGUSR1",
+        10 => "SIGBUS",
+        11 => "SIGSEGV",
+        12 if cfg!(target_os = "linux") => "SIGUSR2",
+        13 => "SIGPIPE",
+        14 => "SIGALRM",
+        15 => "SIGTERM",
+        24 if cfg!(target_os = "linux") => "SIGXCPU",
+        _ => "an unnamed signal",
     }
 }
 
@@ -96,7 +156,7 @@ pub(super) fn bounded(text: &str) -> String {
 }
 
 /// The first `CMake Error` block of configure output, as one line.
-#[derive(Default)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct FirstError {
     lines: Vec<String>,
     done: bool,
@@ -128,13 +188,16 @@ impl FirstError {
     }
 }
 
-/// What a build's output showed: the last step count, the first failed edge and the first
-/// compiler or linker error.
+/// What a build's output showed: the last step count, the first failed edge, the build tool's own
+/// error, a regeneration's first `CMake Error`, and the compiler and linker diagnostics.
 #[derive(Debug, Clone, Default)]
 pub(super) struct BuildWatch {
     pub(super) steps: Option<(u64, u64)>,
+    pub(super) no_work: bool,
     failed: Option<String>,
-    error: Option<String>,
+    tool_error: Option<String>,
+    cmake_error: FirstError,
+    pub(super) parser: Parser,
 }
 
 impl BuildWatch {
@@ -142,19 +205,41 @@ impl BuildWatch {
         match ninja::classify(line) {
             Some(ninja::BuildLine::Step { completed, total }) => self.steps = Some((completed, total)),
             Some(ninja::BuildLine::Failed) if self.failed.is_none() => self.failed = Some(line.trim().to_owned()),
-            Some(_) => {}
-            None if self.error.is_none() => {
-                let lower = line.to_ascii_lowercase();
-                if lower.contains("error:") || lower.contains(": error ") || lower.contains("undefined reference") {
-                    self.error = Some(line.trim().to_owned());
+            Some(ninja::BuildLine::Ninja) => {
+                if line.starts_with("ninja: error:") && self.tool_error.is_none() {
+                    self.tool_error = Some(line.trim().to_owned());
                 }
+                self.no_work |= line.starts_with("ninja: no work to do");
             }
-            None => {}
+            Some(_) => {}
+            None => {
+                let trimmed = line.trim();
+                if self.tool_error.is_none()
+                    && (trimmed.starts_with("make: ***")
+                        || trimmed.starts_with("gmake: ***")
+                        || trimmed.contains(": error MSB"))
+                {
+                    self.tool_error = Some(trimmed.to_owned());
+                }
+                self.cmake_error.configure_line(line);
+            }
         }
+        self.parser.line(line);
     }
 
+    /// The reasons in order: the build tool's error, the regeneration's CMake error, the first
+    /// compiler or linker error (compiler-style), else the failed edge.
     pub(super) fn summary(&self) -> Option<String> {
-        let parts: Vec<&str> = [self.failed.as_deref(), self.error.as_deref()].into_iter().flatten().collect();
+        let first = self.parser.diagnostics.iter().find(|d| d.severity == Severity::Error).map(|d| {
+            let mut at = d.path.clone().unwrap_or_default();
+            for n in [d.line, d.column].into_iter().flatten() {
+                at.push_str(&format!(":{n}"));
+            }
+            if at.is_empty() { format!("error: {}", d.message) } else { format!("{at}: error: {}", d.message) }
+        });
+        let cmake = self.cmake_error.summary();
+        let failed = if first.is_none() && cmake.is_none() { self.failed.clone() } else { None };
+        let parts: Vec<String> = [self.tool_error.clone(), cmake, first, failed].into_iter().flatten().collect();
         (!parts.is_empty()).then(|| bounded(&parts.join("; ")))
     }
 }
@@ -183,8 +268,6 @@ impl Reporter {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use super::*;
     use crate::process::ProcessId;
 
@@ -230,8 +313,26 @@ mod tests {
         assert_eq!(watch.steps, Some((2, 3)));
         assert_eq!(
             watch.summary().as_deref(),
+            Some("/p/negative/compile_error.cpp:5:12: error: 'undeclared_value' was not declared in this scope")
+        );
+        let mut unknown = BuildWatch::default();
+        unknown.line("ninja: error: unknown target 'no_such_target'");
+        assert_eq!(unknown.summary().as_deref(), Some("ninja: error: unknown target 'no_such_target'"));
+        let mut regenerate = BuildWatch::default();
+        for line in [
+            "[0/2] Re-checking globbed directories...",
+            "CMake Error at /p/CMakeLists.txt:24 (target_link_libraries):",
+            "  Cannot specify link libraries for target \"nope\" which is not built by this project.",
+            "",
+            "ninja: error: rebuilding 'build.ninja': subcommand failed",
+        ] {
+            regenerate.line(line);
+        }
+        assert_eq!(
+            regenerate.summary().as_deref(),
             Some(
-                "FAILED: CMakeFiles/fixture_compile_error.dir/negative/compile_error.cpp.o; /p/negative/compile_error.cpp:5:12: error: 'undeclared_value' was not declared in this scope"
+                "ninja: error: rebuilding 'build.ninja': subcommand failed; CMake Error at /p/CMakeLists.txt:24 \
+                 (target_link_libraries): Cannot specify link libraries for target \"nope\" which is not built by this project."
             )
         );
     }
@@ -263,6 +364,12 @@ mod tests {
             .unwrap(),
             "ctest was interrupted by the timeout (total 30 s)"
         );
+        if cfg!(target_os = "linux") {
+            assert_eq!(
+                failure("the test executable", &completed(Status::Exited(-11)), None).unwrap(),
+                "the test executable was killed by signal 11 (SIGSEGV)"
+            );
+        }
         assert_eq!(bounded(&"x".repeat(400)).chars().count(), SUMMARY_CHARS + 1);
     }
 }

@@ -6,8 +6,13 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::Profile;
+use std::path::Path;
+
+use super::TestCase;
 use super::output::{Reporter, Shortener, failure, with_summary};
 use super::profile::{Execution, Operation};
+use super::run_test::sanitizer_summary;
+use super::sanitizer::Watch;
 use super::{
     CmakeService, Error, TestOutcome, TestRequest, TestStatus, command, ctest, label, preset_of, required_tool,
     unusable,
@@ -110,7 +115,7 @@ impl CmakeService {
             drop(report_dir);
             let problem = failure("ctest", &completed, Some(timeout));
             match report {
-                Some(Ok(tests)) => out.tests = tests,
+                Some(Ok(tests)) => out.tests = self.explain_cases(tests, build.as_deref(), &shortener),
                 Some(Err(reason)) => return Err(problem.map_or(reason.clone(), |p| format!("{p}; {reason}"))),
                 None if problem.is_none() => return Err("ctest wrote no JUnit report".to_owned()),
                 None => {}
@@ -146,4 +151,43 @@ impl CmakeService {
             .and_then(|()| tempfile::Builder::new().prefix("ctest-").tempdir_in(&tmp))
             .map_err(|err| format!("cannot create a temporary directory under `storage/tmp`: {err}"))
     }
+
+    /// Failed cases' messages with their signal named, their sanitizer reports summarised first and
+    /// host paths qualified.
+    fn explain_cases(&self, tests: Vec<TestCase>, build: Option<&Path>, shortener: &Shortener) -> Vec<TestCase> {
+        let base = build.unwrap_or(self.roots().project());
+        tests
+            .into_iter()
+            .map(|mut case| {
+                if let Some(message) = case.message.take() {
+                    let mut watch = Watch::default();
+                    message.lines().for_each(|line| watch.line(line));
+                    let mut head: Vec<String> =
+                        watch.reports.iter().map(|report| sanitizer_summary(self.roots(), base, report)).collect();
+                    if let Some(signal) = ctest_signal(&message) {
+                        head.insert(0, signal.to_owned());
+                    }
+                    head.push(shortener.shorten(&message));
+                    case.message = Some(head.join("\n"));
+                }
+                case
+            })
+            .collect()
+    }
+}
+
+/// CTest's name for a death by signal (`***Exception: SegFault`), as our wording.
+fn ctest_signal(message: &str) -> Option<&'static str> {
+    [
+        ("SegFault", "killed by signal 11 (SIGSEGV)"),
+        ("Child aborted", "killed by signal 6 (SIGABRT)"),
+        ("Bus error", "killed by signal 7 (SIGBUS)"),
+        ("Illegal", "killed by signal 4 (SIGILL)"),
+        ("Numerical", "killed by signal 8 (SIGFPE)"),
+        ("Interrupt", "killed by signal 2 (SIGINT)"),
+        ("Child killed", "killed by signal 9 (SIGKILL)"),
+    ]
+    .into_iter()
+    .find(|(word, _)| message.lines().any(|line| line.contains("Exception: ") && line.contains(word)))
+    .map(|(_, text)| text)
 }

@@ -144,7 +144,7 @@ async fn presets_profile_configures_builds_and_tests_every_preset() {
     let total = build["total_steps"].as_u64().expect("ninja reported steps");
     assert!(total >= 5, "{build}");
     assert_eq!(build["completed_steps"].as_u64(), Some(total));
-    assert_contains(text(&res), &format!("Steps: {total} completed; {total} total"));
+    assert_contains(text(&res), &format!("Steps: {total} of {total} finished"));
     assert!(messages(&handler).iter().any(|m| m.starts_with(&format!("presets/build-ninja-debug: [{total}/{total}]"))));
 
     let res = call(&client, "cmake_test", json!({})).await;
