@@ -137,7 +137,13 @@ impl CmakeService {
             .timeout(timeout)
             .on_line(Arc::new(move |_stream, line| {
                 let mut seen = watch.lock();
+                let reporting = seen.sanitizers.in_report;
                 seen.sanitizers.line(line);
+                let rule = line.len() >= 10 && line.trim_end().bytes().all(|b| b == b'=');
+                if reporting || seen.sanitizers.in_report || rule {
+                    // The sanitizer summary stands for the report's lines.
+                    return;
+                }
                 if seen.tail.len() == TAIL_LINES {
                     seen.tail.pop_front();
                 }

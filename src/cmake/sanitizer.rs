@@ -35,8 +35,12 @@ const MAX_FRAMES: usize = 64;
 #[derive(Debug, Clone, Default)]
 pub struct Watch {
     pub reports: Vec<Report>,
-    /// Whether frames still belong to the last report (until its `SUMMARY:` line).
+    /// Whether frames still belong to the last report (its first stack, before its `SUMMARY:` line).
     open: bool,
+    /// Inside a report's block (from its headline to `==N==ABORTING` or the closing `=====` line
+    /// after its summary): the lines a summary replaces.
+    pub in_report: bool,
+    summarized: bool,
 }
 
 const TOOLS: [&str; 5] =
@@ -46,12 +50,23 @@ impl Watch {
     pub fn line(&mut self, line: &str) {
         let line = line.trim_end();
         let trimmed = line.trim_start();
+        let rule = !trimmed.is_empty() && trimmed.bytes().all(|b| b == b'=');
+        if self.in_report && (trimmed.ends_with("==ABORTING") || rule && self.summarized) {
+            self.in_report = false;
+            return;
+        }
+        if rule {
+            return;
+        }
         if trimmed.starts_with("SUMMARY: ") {
             self.open = false;
+            self.summarized = true;
             return;
         }
         if let Some(headline) = headline(trimmed) {
             self.start(Report { headline, ..Report::default() });
+            self.in_report = true;
+            self.summarized = false;
             return;
         }
         if let Some((location, message)) = ubsan_runtime_error(trimmed) {
@@ -70,6 +85,11 @@ impl Watch {
             if report.frames.len() < MAX_FRAMES {
                 report.frames.push(frame);
             }
+        } else if trimmed.starts_with('#') {
+            // A frame without a source location.
+        } else if !report.frames.is_empty() {
+            // The first stack ended (later ones say where the memory was allocated or freed).
+            self.open = false;
         } else if report.detail.is_none() && report.frames.is_empty() && is_detail(trimmed) {
             report.detail = Some(without_addresses(trimmed));
         }
