@@ -216,3 +216,19 @@ async fn a_ccache_launcher_hits_the_cache_on_a_second_clean_build() {
     // The fixture_good build compiles three sources; the second clean build finds all of them.
     assert!(hits[1] >= hits[0] + 3, "ccache hits after each round: {hits:?}");
 }
+
+#[tokio::test]
+async fn a_run_in_a_missing_storage_root_is_refused_and_creates_nothing() {
+    let ws = TempWorkspace::new("//- run.sh\n    #!/bin/sh\n");
+    let client = client(&ws, &[]).await;
+    assert!(!ws.storage.exists(), "the storage root is not created at startup");
+    for (executable, cwd, argument) in
+        [("project/run.sh", "storage/", "cwd"), ("storage/build/app", "project/", "executable")]
+    {
+        let res = call(&client, "cmake_run_test", json!({ "executable": executable, "cwd": cwd })).await;
+        let error = crate::support::tool_error(&res);
+        assert_contains(error, &format!("`{argument}`"));
+        assert_contains(error, "storage is not created automatically");
+        assert!(!ws.storage.exists(), "a refused run created the storage root");
+    }
+}
