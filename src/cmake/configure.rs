@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 use super::contexts::{CompilationContext, Tracker, context_id};
 use super::file_api::{IndexStamp, ObjectReply};
 use super::inputs::{Baseline, GlobBase, Globs};
-use super::output::{FirstError, Reporter, Shortener, failure, with_summary};
+use super::output::{FirstError, Reporter, Shortener, failure, lexical, with_summary};
 use super::profile::{Execution, Operation, PRESET_FILES};
 use super::{
     CmakeService, ConfigureOutcome, Error, Mode, Profile, command, file_api, read_cache, required_tool, unusable,
@@ -179,7 +179,10 @@ impl CmakeService {
     ) -> ConfigureOutcome {
         let label = format!("{}/{preset}", profile.name);
         let id = context_id(&profile.name, Some(preset));
-        let dir = profile.build_directory().cloned();
+        let key = (profile.toolset.id().clone(), preset.to_owned());
+        // The operator's `build-directory=`, else the one CMake reported for this preset earlier in
+        // this lifetime.
+        let dir = profile.build_directory().cloned().or_else(|| self.learned.lock().get(&key).cloned());
         let mut out =
             ConfigureOutcome::failed(profile.name.clone(), Some(preset.to_owned()), dir.clone(), String::new());
         let result = async {
@@ -203,7 +206,37 @@ impl CmakeService {
             }
             if let Some((dir, build, before)) = known {
                 out.compilation_database = self.after_generation(&id, profile, dir, &build, before.as_ref(), true);
+                return Ok(());
             }
+            // Learn the build directory from CMake itself, then reach it with the File API queries.
+            let Some(written) = self.written_to.lock().remove(&label) else { return Ok(()) };
+            let Some(dir) = self.roots().qualify(&lexical(&written)).filter(QualifiedPath::is_managed) else {
+                out.note = Some(format!(
+                    "CMake wrote the build files to {} (outside project/ and storage/), so clangd gets no \
+                     configuration from this preset",
+                    written.display()
+                ));
+                return Ok(());
+            };
+            let build = self.check_build_dir(&dir)?;
+            out.build_directory = Some(dir.clone());
+            self.learned.lock().insert(key, dir.clone());
+            let queried = file_api::has_queries(&build);
+            self.create_build_dir(&dir, &build)?;
+            let mut before = None;
+            if !queried {
+                // The first configure could not answer queries it did not know about; a second run
+                // of the preset (fast: the cache exists) writes the reply.
+                before = file_api::latest_index(&build);
+                let args = command::configure_preset(preset);
+                let again =
+                    self.run_configure(profile, &cmake.path, args, Some(&dir), timeout, reporter, &label, call).await?;
+                out.process_id = Some(again.0.id);
+                if let Some(reason) = again.1 {
+                    return Err(reason);
+                }
+            }
+            out.compilation_database = self.after_generation(&id, profile, &dir, &build, before.as_ref(), true);
             Ok(())
         }
         .await;
@@ -253,9 +286,14 @@ impl CmakeService {
         let (errors, progress, label_owned, short) =
             (first_error.clone(), reporter.clone(), label.to_owned(), shortener.clone());
         reporter.say(label, "Starting configure");
+        let (written_to, key) = (self.written_to.clone(), label.to_owned());
+        written_to.lock().remove(&key);
         let spec = tool_command(&profile.toolset, cmake, self.roots().project()).args(args).timeout(timeout).on_line(
             Arc::new(move |_stream, line| {
                 errors.lock().configure_line(line);
+                if let Some(dir) = line.strip_prefix("-- Build files have been written to: ") {
+                    written_to.lock().insert(key.clone(), PathBuf::from(dir.trim_end()));
+                }
                 if let Some(status) = command::configure_status(line) {
                     progress.say(&label_owned, &short.shorten(status));
                 }

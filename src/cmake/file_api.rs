@@ -47,6 +47,11 @@ pub fn write_queries(build: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Whether `build` holds ForgeMCP's query directory already.
+pub fn has_queries(build: &Path) -> bool {
+    join_all(build, &QUERY_DIR).is_dir()
+}
+
 /// The newest reply index of a build directory: its file name and modification time. CMake names
 /// index files `index-<timestamp>.json`; the lexicographically greatest one is current.
 #[derive(Debug, Clone, PartialEq, Eq)]

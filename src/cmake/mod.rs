@@ -34,7 +34,7 @@ pub mod sanitizer;
 mod testing;
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -111,6 +111,9 @@ pub struct ConfigureOutcome {
     pub preset: Option<String>,
     pub build_directory: Option<QualifiedPath>,
     pub compilation_database: Option<QualifiedPath>,
+    /// Something the agent should know about a successful configure (a build directory outside
+    /// the roots).
+    pub note: Option<String>,
     pub error: Option<String>,
     pub process_id: Option<ProcessId>,
 }
@@ -192,6 +195,10 @@ pub struct CmakeService {
     options: CmakeOptions,
     tracker: Arc<Tracker>,
     lock: tokio::sync::Mutex<()>,
+    /// Build directories CMake reported for configure presets in this lifetime.
+    learned: Mutex<HashMap<(ToolsetId, String), QualifiedPath>>,
+    /// The "Build files have been written to:" directory of the running configure, by label.
+    written_to: Arc<Mutex<HashMap<String, PathBuf>>>,
 }
 
 /// A profile after resolution, or the reason it cannot run (`(profile name, reason)`).
@@ -205,7 +212,16 @@ impl CmakeService {
         options: CmakeOptions,
     ) -> CmakeService {
         let tracker = Arc::new(Tracker::new(workspace.roots().clone()));
-        CmakeService { workspace, processes, toolchain, options, tracker, lock: tokio::sync::Mutex::new(()) }
+        CmakeService {
+            workspace,
+            processes,
+            toolchain,
+            options,
+            tracker,
+            lock: tokio::sync::Mutex::new(()),
+            learned: Mutex::new(HashMap::new()),
+            written_to: Arc::new(Mutex::new(HashMap::new())),
+        }
     }
 
     /// The input checks to register with the workspace (`WorkspaceService::add_observer`).
@@ -390,6 +406,7 @@ impl ConfigureOutcome {
             preset,
             build_directory,
             compilation_database: None,
+            note: None,
             error: Some(reason),
             process_id: None,
         }

@@ -96,6 +96,9 @@ pub fn configure_text(outcomes: &[ConfigureOutcome]) -> String {
             path_or_none(o.build_directory.as_ref()),
             path_or_none(o.compilation_database.as_ref())
         );
+        if let Some(note) = &o.note {
+            let _ = write!(res, "\n  Note: {note}");
+        }
         closing(&mut res, o.error.as_deref(), o.process_id);
     }
     res
@@ -332,6 +335,7 @@ mod tests {
                 preset: Some("ninja-debug".into()),
                 build_directory: None,
                 compilation_database: None,
+                note: None,
                 error: None,
                 process_id: Some(ProcessId(4)),
             },
@@ -340,6 +344,7 @@ mod tests {
                 preset: None,
                 build_directory: Some(q("storage/build/cmake-Release")),
                 compilation_database: None,
+                note: None,
                 error: Some("cmake exited with code 1: CMake Error at CMakeLists.txt:15 (message): needs Clang".into()),
                 process_id: Some(ProcessId(5)),
             },
@@ -348,6 +353,7 @@ mod tests {
                 preset: None,
                 build_directory: Some(q("storage/build/cmake-clang")),
                 compilation_database: None,
+                note: None,
                 error: Some("toolset `System` (system) has no clang++".into()),
                 process_id: None,
             },
