@@ -217,6 +217,59 @@ pub struct ProcessGetArgs {
     #[serde(default = "default_max_bytes")]
     #[schemars(range(min = 0))]
     pub max_bytes: u64,
+    /// Regex: keep only matching lines (after time and lines, before max_bytes).
+    #[serde(default, rename = "match")]
+    pub pattern: Option<String>,
+}
+
+/// Most transcript bytes a `match` scans, and the widest probe that counts what max_bytes cut.
+const SCAN_BYTES: u64 = 32 * 1024 * 1024;
+
+impl ProcessGetArgs {
+    /// Whether the selection keeps the end of the range when the budget runs out.
+    fn keeps_tail(&self) -> bool {
+        match (&self.lines, &self.time) {
+            (Some(LineSelectorArg::Last(_)), _) | (None, None) => true,
+            (Some(_), _) => false,
+            (None, Some(time)) => matches!(time, TimeSelectorArg::Last(_)),
+        }
+    }
+}
+
+/// The matching lines of `entries`, one entry per line with its absolute line number, then cut to
+/// `max_bytes` from the kept end; returns them and the bytes cut.
+fn matching_lines(entries: &[LogEntry], regex: &regex::Regex, max_bytes: u64, tail: bool) -> (Vec<LogEntry>, u64) {
+    let mut res = Vec::new();
+    for entry in entries {
+        for (idx, line) in entry.text.split_inclusive('\n').enumerate() {
+            if regex.is_match(line.trim_end_matches(['\n', '\r'])) {
+                let number = entry.start_line + idx as u64;
+                res.push(LogEntry { text: line.to_owned(), start_line: number, end_line: number, ..entry.clone() });
+            }
+        }
+    }
+    let total: u64 = res.iter().map(|e| e.text.len() as u64).sum();
+    let mut budget = max_bytes;
+    let mut kept = Vec::new();
+    let order: Box<dyn Iterator<Item = LogEntry>> =
+        if tail { Box::new(res.into_iter().rev()) } else { Box::new(res.into_iter()) };
+    for entry in order {
+        let len = entry.text.len() as u64;
+        if len > budget {
+            break;
+        }
+        budget -= len;
+        kept.push(entry);
+    }
+    if tail {
+        kept.reverse();
+    }
+    let returned: u64 = kept.iter().map(|e| e.text.len() as u64).sum();
+    (kept, total - returned)
+}
+
+fn text_bytes(entries: &[LogEntry]) -> u64 {
+    entries.iter().map(|e| e.text.len() as u64).sum()
 }
 
 impl ProcessGetArgs {
@@ -442,7 +495,7 @@ fn register_get(registry: &mut Registry, processes: &ProcessService) {
             name: "process_get",
             title: "Process log",
             description: "One process ForgeMCP launched and part of its stdin/stdout/stderr transcript (default: last \
-                          100 lines). Applies time, then lines, then max_bytes.",
+                          100 lines). Applies time, then lines, then match, then max_bytes.",
             annotations: Annotations::Inspect,
             widget: Widget::ProcessDetails,
             icon: Icon::Process,
@@ -455,12 +508,41 @@ fn register_get(registry: &mut Registry, processes: &ProcessService) {
                 if let Err(err) = selection.validate() {
                     return Err(ToolError::User(format!("Invalid selector: {}", error_chain(&err))));
                 }
+                let regex = match args.pattern.as_deref() {
+                    Some(pattern) => Some(regex::Regex::new(pattern).map_err(|err| {
+                        ToolError::User(format!("Invalid argument `match`: {}", err.to_string().replace('\n', " ")))
+                    })?),
+                    None => None,
+                };
                 let id = ProcessId(args.process_id);
-                let details = tokio::task::spawn_blocking(move || service.get(id, &selection))
-                    .await
-                    .map_err(|join| ToolError::User(format!("Reading the transcript failed: {join}.")))?
-                    .map_err(|err| ToolError::user(&err))?;
-                let text = render::process::details_text(&details);
+                let tail = args.keeps_tail();
+                let (details, omitted) = tokio::task::spawn_blocking(move || {
+                    let budget = selection.max_bytes;
+                    if let Some(regex) = regex {
+                        let wide = Selection { max_bytes: SCAN_BYTES.max(budget), ..selection };
+                        let mut details = service.get(id, &wide)?;
+                        let (kept, omitted) = matching_lines(&details.transcript, &regex, budget, tail);
+                        details.lines = kept.first().zip(kept.last()).map(|(a, b)| (a.start_line, b.end_line));
+                        details.transcript = kept;
+                        return Ok((details, Some(omitted).filter(|n| *n > 0)));
+                    }
+                    let details = service.get(id, &selection)?;
+                    let returned = text_bytes(&details.transcript);
+                    // The budget ran out: count what it left out with one wider read.
+                    let omitted = if budget > 0 && returned + 4 > budget && budget < SCAN_BYTES {
+                        let wide = Selection { max_bytes: SCAN_BYTES, ..selection };
+                        let all = text_bytes(&service.get(id, &wide)?.transcript);
+                        Some(all.saturating_sub(returned)).filter(|n| *n > 0)
+                    } else {
+                        None
+                    };
+                    Ok((details, omitted))
+                })
+                .await
+                .map_err(|join| ToolError::User(format!("Reading the transcript failed: {join}.")))?
+                .map_err(|err: crate::process::Error| ToolError::user(&err))?;
+                let cut = omitted.map(|bytes| render::process::Cut { bytes, at_start: tail });
+                let text = render::process::details_text(&details, cut, args.pattern.is_some());
                 let value = ProcessGetResult::from(&details);
                 check_reply_size(&text, &value)?;
                 call.progress.report(1.0, Some(1.0), "Process transcript ready");

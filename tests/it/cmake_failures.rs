@@ -104,6 +104,26 @@ async fn build_and_run_failures_explain_themselves() {
     assert_contains(&shown, "  project/app/warning_main.cpp:6:");
     assert_contains(&shown, "[-Wdeprecated-declarations] (target fixture_warning)");
 
+    // The transcript is searchable: `match` keeps the matching lines with their absolute numbers,
+    // one header per run of one stream, and every cut says how much it left out.
+    let id = &built["process_id"];
+    let res = call(&client, "process_get", json!({ "process_id": id, "lines": { "first": 1000 } })).await;
+    let whole = text(&res).to_owned();
+    assert_eq!(whole.matches("stdout — ").count(), 1, "{whole}");
+    let res =
+        call(&client, "process_get", json!({ "process_id": id, "lines": { "first": 1000 }, "match": "warning: " }))
+            .await;
+    let entries = structured(&res)["transcript"].as_array().unwrap().clone();
+    assert_eq!(entries.len(), 1, "{entries:#?}");
+    let line = entries[0]["start_line"].as_u64().unwrap();
+    assert_eq!(entries[0]["end_line"].as_u64(), Some(line));
+    assert_contains(entries[0]["text"].as_str().unwrap(), "warning_main.cpp:6:");
+    assert_contains(text(&res), &format!("\n{line}: "));
+    let res = call(&client, "process_get", json!({ "process_id": id, "max_bytes": 10 })).await;
+    assert_contains(text(&res), " more bytes: raise max_bytes or narrow lines");
+    let res = call(&client, "process_get", json!({ "process_id": id, "match": "(" })).await;
+    assert_contains(crate::support::tool_error(&res), "Invalid argument `match`");
+
     // A second build of the same target has nothing to do.
     let (_, shown) = build(&client, &["fixture_warning"]).await;
     assert_contains(&shown, "Steps: up to date (no work to do)");
