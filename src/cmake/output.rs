@@ -12,24 +12,79 @@ use crate::call::Progress;
 use crate::process::{Completed, Status, Timeout};
 use crate::workspace::path::{Area, QualifiedPath, Roots};
 
-/// Rewrites absolute paths inside the managed roots in a line of tool output to their qualified
-/// form (`/home/u/proj/src/a.cpp` → `project/src/a.cpp`), so summaries and progress messages never
-/// show host paths of managed files.
+/// Rewrites absolute paths in a line of tool output to qualified paths: inside the managed roots
+/// `project/…`/`storage/…`, elsewhere `root/…`, with `.` and `..` resolved lexically
+/// (`/home/u/proj/tests/../a.cpp` → `project/a.cpp`), so every path a text shows is valid input.
 #[derive(Debug, Clone)]
 pub(super) struct Shortener {
-    /// `(absolute root, area prefix)`, storage first (the roots never contain each other).
-    roots: Vec<(String, &'static str)>,
+    roots: Roots,
+    /// `(absolute root, area prefix)`, storage first, for platforms whose paths do not start with `/`.
+    prefixes: Vec<(String, &'static str)>,
 }
+
+/// Characters after which a `/` starts a path, and characters that end one.
+const PATH_OPENERS: &str = "\"'`([=,<";
+const PATH_ENDS: &str = "\"'`)],;:<>";
 
 impl Shortener {
     pub(super) fn new(roots: &Roots) -> Shortener {
         let root = |path: &Path, area: Area| (path.to_string_lossy().trim_end_matches('/').to_owned(), area.prefix());
-        Shortener { roots: vec![root(roots.storage(), Area::Storage), root(roots.project(), Area::Project)] }
+        Shortener {
+            roots: roots.clone(),
+            prefixes: vec![root(roots.storage(), Area::Storage), root(roots.project(), Area::Project)],
+        }
     }
 
     pub(super) fn shorten(&self, text: &str) -> String {
+        if cfg!(windows) {
+            return self.shorten_roots(text);
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut prev: Option<char> = None;
+        let mut idx = 0;
+        while let Some(c) = text[idx..].chars().next() {
+            if c == '/' && prev.is_none_or(|p| p.is_whitespace() || PATH_OPENERS.contains(p)) {
+                let end = text[idx..]
+                    .find(|c: char| c.is_whitespace() || PATH_ENDS.contains(c))
+                    .map_or(text.len(), |e| idx + e);
+                let mut token = &text[idx..end];
+                // A sentence's full stop is not part of the path.
+                let trailing =
+                    token.len() > 2 && token.ends_with('.') && !token.ends_with("..") && !token.ends_with("/.");
+                if trailing {
+                    token = &token[..token.len() - 1];
+                }
+                if let Some(qualified) = self.qualify_token(token) {
+                    out.push_str(&qualified);
+                    idx += token.len();
+                    prev = qualified.chars().last();
+                    continue;
+                }
+            }
+            out.push(c);
+            prev = Some(c);
+            idx += c.len_utf8();
+        }
+        out
+    }
+
+    fn qualify_token(&self, token: &str) -> Option<String> {
+        let second = token[1..].chars().next()?;
+        if !(second.is_alphanumeric() || matches!(second, '.' | '_')) {
+            return None;
+        }
+        let abs = lexical(Path::new(token));
+        if let Some(managed) = self.roots.qualify(&abs) {
+            return Some(managed.to_string());
+        }
+        let text = abs.to_string_lossy();
+        QualifiedPath::parse(&format!("root/{}", text.trim_start_matches('/'))).ok().map(|q| q.to_string())
+    }
+
+    /// The managed roots only, by string search (paths that do not start with `/`).
+    fn shorten_roots(&self, text: &str) -> String {
         let mut res = text.to_owned();
-        for (root, prefix) in &self.roots {
+        for (root, prefix) in &self.prefixes {
             if root.is_empty() || !res.contains(root.as_str()) {
                 continue;
             }
@@ -346,8 +401,16 @@ mod tests {
             "project/negative/compile_error.cpp:4:12: error: x; see storage/build/cmake-Debug"
         );
         assert_eq!(short.shorten("written to: /w/proj"), "written to: project/");
-        assert_eq!(short.shorten("/w/project2/a and /w/proj.old/b stay"), "/w/project2/a and /w/proj.old/b stay");
-        assert_eq!(short.shorten("/usr/bin/c++"), "/usr/bin/c++");
+        assert_eq!(
+            short.shorten("/w/project2/a and /w/proj.old/b are outside"),
+            "root/w/project2/a and root/w/proj.old/b are outside"
+        );
+        assert_eq!(short.shorten("/usr/bin/c++ -I/usr/include"), "root/usr/bin/c++ -I/usr/include");
+        assert_eq!(
+            short.shorten("In file '/w/proj/tests/../cJSON.c:12:3': see /w/proj/a/./b.h."),
+            "In file 'project/cJSON.c:12:3': see project/a/b.h."
+        );
+        assert_eq!(short.shorten("3/41 steps, and/or / alone"), "3/41 steps, and/or / alone");
     }
 
     #[test]
