@@ -23,6 +23,7 @@ use crate::process::{
     Stream, TimeSelector, Timeout,
 };
 use crate::render;
+use crate::server::process_match;
 use crate::server::registry::{Annotations, Registry, ToolError, ToolOutput, ToolSpec, error_chain};
 use crate::server::resources::{Completer, ReadError, ResourceSpec, Resources};
 use crate::server::uri_template::Variables;
@@ -222,9 +223,6 @@ pub struct ProcessGetArgs {
     pub pattern: Option<String>,
 }
 
-/// Most transcript bytes a `match` scans, and the widest probe that counts what max_bytes cut.
-const SCAN_BYTES: u64 = 32 * 1024 * 1024;
-
 impl ProcessGetArgs {
     /// Whether the selection keeps the end of the range when the budget runs out.
     fn keeps_tail(&self) -> bool {
@@ -234,42 +232,6 @@ impl ProcessGetArgs {
             (None, Some(time)) => matches!(time, TimeSelectorArg::Last(_)),
         }
     }
-}
-
-/// The matching lines of `entries`, one entry per line with its absolute line number, then cut to
-/// `max_bytes` from the kept end; returns them and the bytes cut.
-fn matching_lines(entries: &[LogEntry], regex: &regex::Regex, max_bytes: u64, tail: bool) -> (Vec<LogEntry>, u64) {
-    let mut res = Vec::new();
-    for entry in entries {
-        for (idx, line) in entry.text.split_inclusive('\n').enumerate() {
-            if regex.is_match(line.trim_end_matches(['\n', '\r'])) {
-                let number = entry.start_line + idx as u64;
-                res.push(LogEntry { text: line.to_owned(), start_line: number, end_line: number, ..entry.clone() });
-            }
-        }
-    }
-    let total: u64 = res.iter().map(|e| e.text.len() as u64).sum();
-    let mut budget = max_bytes;
-    let mut kept = Vec::new();
-    let order: Box<dyn Iterator<Item = LogEntry>> =
-        if tail { Box::new(res.into_iter().rev()) } else { Box::new(res.into_iter()) };
-    for entry in order {
-        let len = entry.text.len() as u64;
-        if len > budget {
-            break;
-        }
-        budget -= len;
-        kept.push(entry);
-    }
-    if tail {
-        kept.reverse();
-    }
-    let returned: u64 = kept.iter().map(|e| e.text.len() as u64).sum();
-    (kept, total - returned)
-}
-
-fn text_bytes(entries: &[LogEntry]) -> u64 {
-    entries.iter().map(|e| e.text.len() as u64).sum()
 }
 
 impl ProcessGetArgs {
@@ -517,26 +479,7 @@ fn register_get(registry: &mut Registry, processes: &ProcessService) {
                 let id = ProcessId(args.process_id);
                 let tail = args.keeps_tail();
                 let (details, omitted) = tokio::task::spawn_blocking(move || {
-                    let budget = selection.max_bytes;
-                    if let Some(regex) = regex {
-                        let wide = Selection { max_bytes: SCAN_BYTES.max(budget), ..selection };
-                        let mut details = service.get(id, &wide)?;
-                        let (kept, omitted) = matching_lines(&details.transcript, &regex, budget, tail);
-                        details.lines = kept.first().zip(kept.last()).map(|(a, b)| (a.start_line, b.end_line));
-                        details.transcript = kept;
-                        return Ok((details, Some(omitted).filter(|n| *n > 0)));
-                    }
-                    let details = service.get(id, &selection)?;
-                    let returned = text_bytes(&details.transcript);
-                    // The budget ran out: count what it left out with one wider read.
-                    let omitted = if budget > 0 && returned + 4 > budget && budget < SCAN_BYTES {
-                        let wide = Selection { max_bytes: SCAN_BYTES, ..selection };
-                        let all = text_bytes(&service.get(id, &wide)?.transcript);
-                        Some(all.saturating_sub(returned)).filter(|n| *n > 0)
-                    } else {
-                        None
-                    };
-                    Ok((details, omitted))
+                    process_match::read(&service, id, selection, regex.as_ref(), tail)
                 })
                 .await
                 .map_err(|join| ToolError::User(format!("Reading the transcript failed: {join}.")))?
