@@ -34,6 +34,7 @@ fn main() -> ExitCode {
 
 async fn run() -> Result<(), String> {
     let served = common::serve_acceptance_copy().await?;
+    add_warnings_target(&served.project)?;
     let configured = served.call("cmake_configure", json!({ "profiles": ["Release"] })).await?;
     if !common::succeeded(&configured) {
         return Err(format!("cmake_configure failed: {configured:?}"));
@@ -89,6 +90,11 @@ async fn run() -> Result<(), String> {
 
     // Warm the compiler, the file system cache and the server once.
     tool_build().await?;
+    clean()?;
+    let warned = served.call("cmake_build", json!({ "profiles": ["Release"] })).await?;
+    let diagnostics =
+        warned.structured_content.as_ref().and_then(|v| v["result"][0]["diagnostics"].as_array().map(Vec::len));
+    let per_line = parser_cost();
 
     let mut full = (Vec::new(), Vec::new());
     for run in 0..FULL_RUNS {
@@ -131,7 +137,8 @@ async fn run() -> Result<(), String> {
     }
     let [hot, after_idle] = round_trips;
     println!("cmake_build of the Release profile of examples/cpp-acceptance-project (ninja), same tree, same run:");
-    report("full rebuild after clean", full);
+    report(&format!("full rebuild after clean ({} diagnostics parsed per build)", diagnostics.unwrap_or(0)), full);
+    println!("    the diagnostic parser alone: {per_line:.0} ns per transcript line");
     report("no-op build (up to date)", (tool, raw));
     let median = |mut runs: Vec<Duration>| {
         runs.sort();
@@ -156,6 +163,46 @@ fn report(label: &str, (mut tool, mut raw): (Vec<Duration>, Vec<Duration>)) {
     println!("    cmake_build (MCP tool):  median {:8.1} ms, min {:8.1} ms", ms(tool_median), ms(tool[0]));
     println!("    raw cmake --build:       median {:8.1} ms, min {:8.1} ms", ms(raw_median), ms(raw[0]));
     println!("    ratio of medians: {:.3} (goal ≤ 1.05)", tool_median.as_secs_f64() / raw_median.as_secs_f64());
+}
+
+/// Warnings the generated target produces (each unused variable is one `-Wunused-variable`).
+const WARNINGS: usize = 2000;
+
+/// Adds a target with [`WARNINGS`] compiler warnings to the copy, so full builds measure parsing.
+fn add_warnings_target(project: &Path) -> Result<(), String> {
+    let mut source = String::new();
+    for n in 0..WARNINGS {
+        source.push_str(&format!("int warned_{n}() {{ int unused_{n} = {n}; return 0; }}\n"));
+    }
+    source.push_str("int main() { return warned_0(); }\n");
+    std::fs::create_dir_all(project.join("bench")).map_err(|e| e.to_string())?;
+    std::fs::write(project.join("bench/warnings.cpp"), source).map_err(|e| e.to_string())?;
+    let lists = project.join("CMakeLists.txt");
+    let mut text = std::fs::read_to_string(&lists).map_err(|e| e.to_string())?;
+    text.push_str("\nadd_executable(bench_warnings bench/warnings.cpp)\n");
+    text.push_str("target_compile_options(bench_warnings PRIVATE -Wall)\n");
+    std::fs::write(&lists, text).map_err(|e| e.to_string())
+}
+
+/// Nanoseconds per line the diagnostic parser spends on a GCC transcript of warnings.
+fn parser_cost() -> f64 {
+    let mut lines = Vec::new();
+    for n in 0..WARNINGS {
+        lines.push(format!(
+            "/p/bench/warnings.cpp:{}:20: warning: unused variable 'unused_{n}' [-Wunused-variable]",
+            n + 1
+        ));
+        lines.push(format!("  {} | int warned_{n}() {{ int unused_{n} = {n}; return 0; }}", n + 1));
+        lines.push("      |                    ^~~~~~~~".to_owned());
+    }
+    let started = Instant::now();
+    let mut parser = forgemcp::cmake::diagnostics::Parser::default();
+    for line in &lines {
+        parser.line(line);
+    }
+    let elapsed = started.elapsed();
+    assert_eq!(parser.diagnostics.len() + parser.dropped, WARNINGS);
+    elapsed.as_secs_f64() * 1e9 / lines.len() as f64
 }
 
 /// Runs `cmake` directly (not through ForgeMCP: it is the reference) and returns its wall time.

@@ -291,7 +291,15 @@ pub struct PlainProfile {
     pub toolchain_file: Option<QualifiedPath>,
     /// `define=VAR=value` in command-line order; `VAR` is unique and non-empty.
     pub defines: Vec<CmakeDefine>,
+    /// `compiler-launcher=`: a built-in launcher (`ccache`, `sccache`, `distcc`, `icecc`), looked up
+    /// in the profile's toolset later.
+    pub compiler_launcher: Option<&'static ToolSpec>,
+    /// `sanitizers=address,undefined`: unique names of [`SANITIZERS`], in the given order.
+    pub sanitizers: Vec<String>,
 }
+
+/// The sanitizers `sanitizers=` accepts.
+pub const SANITIZERS: [&str; 5] = ["address", "undefined", "thread", "leak", "memory"];
 
 /// A profile with at least one preset key. It never sets generator, compilers, toolchain file or
 /// defines.
@@ -734,6 +742,8 @@ const PROFILE_KEYS: &[&str] = &[
     "cxx-compiler",
     "toolchain-file",
     "define",
+    "compiler-launcher",
+    "sanitizers",
     "configure-preset",
     "build-preset",
     "test-preset",
@@ -750,6 +760,8 @@ struct RawProfile {
     cxx_compiler: Option<&'static ToolSpec>,
     toolchain_file: Option<QualifiedPath>,
     defines: Vec<CmakeDefine>,
+    compiler_launcher: Option<&'static ToolSpec>,
+    sanitizers: Option<Vec<String>>,
     configure_presets: Vec<String>,
     build_presets: Vec<String>,
     test_presets: Vec<String>,
@@ -843,6 +855,44 @@ fn cmake_profile(
                 }
                 raw.defines.push(CmakeDefine { name: var.to_owned(), value: var_value.to_owned() });
             }
+            "compiler-launcher" => {
+                let Some(spec) = spec::lookup(value).filter(|spec| spec.is_launcher()) else {
+                    return Err(bad_value(format!(
+                        "is not a built-in compiler launcher (expected one of {})",
+                        spec::LAUNCHERS.join(", ")
+                    )));
+                };
+                if raw.compiler_launcher.replace(spec).is_some() {
+                    return Err(repeated());
+                }
+            }
+            "sanitizers" => {
+                let names: Vec<String> = value.split(',').map(|name| name.trim().to_owned()).collect();
+                if let Some(bad) = names.iter().find(|name| !SANITIZERS.contains(&name.as_str())) {
+                    return Err(bad_value(format!(
+                        "names the unknown sanitizer `{bad}` (expected some of {})",
+                        SANITIZERS.join(", ")
+                    )));
+                }
+                if let Some((idx, _)) = names.iter().enumerate().find(|(idx, name)| names[..*idx].contains(name)) {
+                    return Err(bad_value(format!("names `{}` twice", names[idx])));
+                }
+                let has = |name: &str| names.iter().any(|n| n == name);
+                for (one, other) in [
+                    ("address", "thread"),
+                    ("address", "memory"),
+                    ("thread", "memory"),
+                    ("leak", "thread"),
+                    ("leak", "memory"),
+                ] {
+                    if has(one) && has(other) {
+                        return Err(bad_value(format!("combines `{one}` and `{other}`, which cannot run together")));
+                    }
+                }
+                if raw.sanitizers.replace(names).is_some() {
+                    return Err(repeated());
+                }
+            }
             "configure-preset" | "build-preset" | "test-preset" => {
                 let list = match key {
                     "configure-preset" => &mut raw.configure_presets,
@@ -868,6 +918,8 @@ fn cmake_profile(
             ("cxx-compiler", raw.cxx_compiler.is_some()),
             ("toolchain-file", raw.toolchain_file.is_some()),
             ("define", !raw.defines.is_empty()),
+            ("compiler-launcher", raw.compiler_launcher.is_some()),
+            ("sanitizers", raw.sanitizers.is_some()),
         ]
         .into_iter()
         .find_map(|(key, set)| set.then_some(key));
@@ -905,6 +957,8 @@ fn cmake_profile(
             cxx_compiler: raw.cxx_compiler,
             toolchain_file: raw.toolchain_file,
             defines: raw.defines,
+            compiler_launcher: raw.compiler_launcher,
+            sanitizers: raw.sanitizers.unwrap_or_default(),
         })
     };
     Ok(CmakeProfileSpec { name: name.to_owned(), toolset, configuration, kind })
@@ -1433,7 +1487,8 @@ mod tests {
         assert_eq!(
             message,
             "--toolset llvm: unknown tool `clang-tidy` (expected one of cmake, ctest, ninja, make, msbuild, cl, link, \
-             clang, clang++, clang-cl, gcc, g++, lld, lld-link, clangd, git, lldb-dap, gdb, cppvsdbg)"
+             clang, clang++, clang-cl, gcc, g++, lld, lld-link, clangd, git, lldb-dap, gdb, cppvsdbg, ccache, sccache, \
+             distcc, icecc)"
         );
         assert_starts(
             &fx.error(&["--toolset", "llvm", "Clang=../tools/clang"]),
@@ -1684,8 +1739,8 @@ mod tests {
         assert_eq!(
             fx.error(&["--cmake-profile", "debug", "generater=Ninja"]),
             "--cmake-profile debug: unknown key `generater` (expected one of toolset, configuration, generator, \
-             build-directory, c-compiler, cxx-compiler, toolchain-file, define, configure-preset, build-preset, \
-             test-preset)"
+             build-directory, c-compiler, cxx-compiler, toolchain-file, define, compiler-launcher, sanitizers, \
+             configure-preset, build-preset, test-preset)"
         );
     }
 

@@ -40,6 +40,29 @@ pub struct PlainConfigure<'a> {
     pub toolchain_file: Option<&'a Path>,
     /// The toolset's ninja for Ninja generators (`CMAKE_MAKE_PROGRAM` unless a define sets it).
     pub make_program: Option<&'a Path>,
+    /// `compiler-launcher=`: `CMAKE_C_COMPILER_LAUNCHER` and `CMAKE_CXX_COMPILER_LAUNCHER`.
+    pub launcher: Option<&'a Path>,
+    /// `sanitizers=`: compile and link flags appended to the operator's `CMAKE_<LANG>_FLAGS` and
+    /// `CMAKE_<KIND>_LINKER_FLAGS` defines.
+    pub sanitizer_flags: Option<&'a str>,
+}
+
+/// The compile and link flags of `sanitizers` for a compiler (`msvc`: cl or clang-cl syntax), or why
+/// that compiler lacks one.
+pub fn sanitizer_flags(sanitizers: &[String], msvc: bool, clang: bool) -> Result<Option<String>, String> {
+    if sanitizers.is_empty() {
+        return Ok(None);
+    }
+    if msvc {
+        if let Some(other) = sanitizers.iter().find(|s| *s != "address") {
+            return Err(format!("the MSVC compiler has no `{other}` sanitizer (only address)"));
+        }
+        return Ok(Some("/fsanitize=address".to_owned()));
+    }
+    if sanitizers.iter().any(|s| s == "memory") && !clang {
+        return Err("the `memory` sanitizer needs Clang (set cxx-compiler=clang++)".to_owned());
+    }
+    Ok(Some(format!("-fsanitize={} -fno-omit-frame-pointer", sanitizers.join(","))))
 }
 
 /// Whether `generator` runs ninja (and therefore needs the toolset's ninja).
@@ -116,6 +139,28 @@ pub fn configure_plain(c: &PlainConfigure<'_>) -> Result<Vec<OsString>, CommandE
         ("CMAKE_TOOLCHAIN_FILE", c.toolchain_file),
     ] {
         if let Some(value) = value {
+            res.push(define(variable, value));
+        }
+    }
+    if let Some(launcher) = c.launcher {
+        for variable in ["CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER"] {
+            if defined(variable).is_none() {
+                res.push(define(variable, launcher));
+            }
+        }
+    }
+    if let Some(flags) = c.sanitizer_flags {
+        for variable in [
+            "CMAKE_C_FLAGS",
+            "CMAKE_CXX_FLAGS",
+            "CMAKE_EXE_LINKER_FLAGS",
+            "CMAKE_SHARED_LINKER_FLAGS",
+            "CMAKE_MODULE_LINKER_FLAGS",
+        ] {
+            let value = match defined(variable) {
+                Some(own) if !own.value.is_empty() => format!("{} {flags}", own.value),
+                _ => flags.to_owned(),
+            };
             res.push(define(variable, value));
         }
     }
@@ -271,6 +316,8 @@ mod tests {
             c_compiler: None,
             cxx_compiler: None,
             toolchain_file: None,
+            launcher: None,
+            sanitizer_flags: None,
             make_program: Some(&p.ninja),
         }
     }

@@ -74,7 +74,7 @@ pub fn parse_junit(xml: &str) -> Result<Vec<TestCase>, String> {
             TestStatus::Passed => None,
             TestStatus::Skipped => skip_reason.or_else(|| output.map(str::to_owned)),
             TestStatus::Failed | TestStatus::NotRun => {
-                let parts: Vec<String> = [problem.and_then(reason).or(skip_reason), output.map(tail)]
+                let parts: Vec<String> = [problem.and_then(reason).or(skip_reason), output.map(explain)]
                     .into_iter()
                     .flatten()
                     .filter(|part| !part.is_empty())
@@ -94,16 +94,10 @@ pub fn parse_junit(xml: &str) -> Result<Vec<TestCase>, String> {
     Ok(res)
 }
 
-/// The last [`OUTPUT_TAIL_BYTES`] of `text`, cut at a character boundary.
-fn tail(text: &str) -> String {
-    if text.len() <= OUTPUT_TAIL_BYTES {
-        return text.to_owned();
-    }
-    let mut start = text.len() - OUTPUT_TAIL_BYTES;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    format!("…{}", &text[start..])
+/// The lines of a failed case's output that explain it (failure, error, assertion and sanitizer
+/// lines, plus its head and tail), within [`OUTPUT_TAIL_BYTES`].
+fn explain(text: &str) -> String {
+    super::sanitizer::explaining_lines(text, 10, 20, OUTPUT_TAIL_BYTES)
 }
 
 /// A CTest output line worth a progress message (`Start N: …`, `n/m Test #k: …`, the
@@ -243,14 +237,14 @@ mod tests {
     }
 
     #[test]
-    fn long_output_keeps_its_tail() {
+    fn long_output_keeps_the_tail_of_a_long_line() {
         let output = format!("{}é{}", "x".repeat(OUTPUT_TAIL_BYTES), "end");
         let xml = format!(
             r#"<testsuite><testcase name="t" status="fail"><system-out>{output}</system-out></testcase></testsuite>"#
         );
         let message = parse_junit(&xml).unwrap()[0].message.clone().unwrap();
-        assert!(message.starts_with('…') && message.ends_with("éend"), "{}", &message[..20]);
-        assert!(message.len() <= OUTPUT_TAIL_BYTES + '…'.len_utf8());
+        assert!(message.ends_with("éend"), "{}", &message[..20]);
+        assert!(message.len() <= OUTPUT_TAIL_BYTES);
     }
 
     #[test]

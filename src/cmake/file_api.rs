@@ -47,6 +47,11 @@ pub fn write_queries(build: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Whether `build` holds ForgeMCP's query directory already.
+pub fn has_queries(build: &Path) -> bool {
+    join_all(build, &QUERY_DIR).is_dir()
+}
+
 /// The newest reply index of a build directory: its file name and modification time. CMake names
 /// index files `index-<timestamp>.json`; the lexicographically greatest one is current.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,6 +115,70 @@ pub fn cmake_files_reply(index: &str) -> Result<Option<ObjectReply>, String> {
         Some(file) => Ok(Some(ObjectReply::File(file.to_owned()))),
         None => Err("the File API reply index answers cmakeFiles-v1 without a file".to_owned()),
     }
+}
+
+/// The `codemodel-v2` answer of a reply index, like [`cmake_files_reply`].
+pub fn codemodel_reply(index: &str) -> Option<String> {
+    let index: Value = serde_json::from_str(index).ok()?;
+    let answer = index.get("reply")?.get(CLIENT)?.get("codemodel-v2")?;
+    answer.get("jsonFile").and_then(Value::as_str).map(str::to_owned)
+}
+
+/// A target of the codemodel: its name, its object directory (`<dir>/CMakeFiles/<name>.dir`, relative
+/// to the top build directory) and its artifacts (relative to it too).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CodemodelTarget {
+    pub name: String,
+    pub object_dir: String,
+    pub artifacts: Vec<String>,
+}
+
+/// The codemodel of a build directory as the newest reply has it: `paths.build` (absolute) and the
+/// targets of the first configuration (with each target file read for its artifacts). `None` when
+/// there is no readable reply.
+pub fn read_codemodel(build: &Path) -> Option<(PathBuf, Vec<CodemodelTarget>)> {
+    let index = latest_index(build)?;
+    let file = codemodel_reply(&read_reply(build, &index.name).ok()?)?;
+    let model: Value = serde_json::from_str(&read_reply(build, &file).ok()?).ok()?;
+    let top = PathBuf::from(model.get("paths")?.get("build")?.as_str()?);
+    let configuration = model.get("configurations")?.as_array()?.first()?;
+    let directories = configuration.get("directories").and_then(Value::as_array);
+    let mut res = Vec::new();
+    for target in configuration.get("targets").and_then(Value::as_array).into_iter().flatten() {
+        let Some(name) = target.get("name").and_then(Value::as_str) else { continue };
+        let dir = target
+            .get("directoryIndex")
+            .and_then(Value::as_u64)
+            .and_then(|idx| directories?.get(usize::try_from(idx).ok()?)?.get("build")?.as_str())
+            .filter(|dir| *dir != ".");
+        let object_dir = match dir {
+            Some(dir) => format!("{dir}/CMakeFiles/{name}.dir"),
+            None => format!("CMakeFiles/{name}.dir"),
+        };
+        let artifacts = target
+            .get("jsonFile")
+            .and_then(Value::as_str)
+            .and_then(|file| read_reply(build, file).ok())
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .and_then(|value| {
+                let list = value.get("artifacts")?.as_array()?.iter();
+                Some(list.filter_map(|a| a.get("path")?.as_str().map(str::to_owned)).collect())
+            })
+            .unwrap_or_default();
+        res.push(CodemodelTarget { name: name.to_owned(), object_dir, artifacts });
+    }
+    Some((top, res))
+}
+
+/// The target whose build edge `edge` (an object file or a linked artifact, as Ninja or Make
+/// printed it) belongs to.
+pub fn target_of_edge<'a>(targets: &'a [CodemodelTarget], edge: &str) -> Option<&'a str> {
+    let edge = edge.replace('\\', "/");
+    targets
+        .iter()
+        .find(|t| edge.strip_prefix(t.object_dir.as_str()).is_some_and(|rest| rest.starts_with('/')))
+        .or_else(|| targets.iter().find(|t| t.artifacts.contains(&edge)))
+        .map(|t| t.name.as_str())
 }
 
 /// One input of the configuration as `cmakeFiles` lists it.

@@ -102,6 +102,8 @@ pub struct Plain {
     pub cxx_compiler: Option<&'static ToolSpec>,
     pub toolchain_file: Option<QualifiedPath>,
     pub defines: Vec<CmakeDefine>,
+    pub compiler_launcher: Option<&'static ToolSpec>,
+    pub sanitizers: Vec<String>,
 }
 
 /// A preset profile's settings.
@@ -123,6 +125,8 @@ impl Definition {
                 cxx_compiler: plain.cxx_compiler,
                 toolchain_file: plain.toolchain_file.clone(),
                 defines: plain.defines.clone(),
+                compiler_launcher: plain.compiler_launcher,
+                sanitizers: plain.sanitizers.clone(),
             }),
             ProfileKind::Presets(presets) => DefinitionKind::Presets(Presets {
                 build_directory: presets.build_directory.clone(),
@@ -164,6 +168,8 @@ impl Definition {
                     cxx_compiler: None,
                     toolchain_file: None,
                     defines: Vec::new(),
+                    compiler_launcher: None,
+                    sanitizers: Vec::new(),
                 }),
             })
             .collect()

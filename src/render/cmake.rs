@@ -6,7 +6,9 @@
 
 use std::fmt::Write as _;
 
-use crate::cmake::{BuildOutcome, ConfigureOutcome, Mode, Profile, RunTestOutcome, TestOutcome, TestStatus};
+use crate::cmake::{
+    BuildDiagnostic, BuildOutcome, ConfigureOutcome, Mode, Profile, RunTestOutcome, Severity, TestOutcome, TestStatus,
+};
 use crate::process::ProcessId;
 use crate::workspace::path::QualifiedPath;
 
@@ -59,7 +61,7 @@ fn header(kind: &str, errors: impl Iterator<Item = bool>) -> String {
             ok += 1;
         }
     }
-    format!("{kind} results: {ok} executions succeeded; {failed} failed.")
+    format!("{kind} results: {} succeeded; {failed} failed.", plural(ok, "execution", "executions"))
 }
 
 /// `<profile>[ (preset: p)]: Succeeded|Failed`.
@@ -94,29 +96,114 @@ pub fn configure_text(outcomes: &[ConfigureOutcome]) -> String {
             path_or_none(o.build_directory.as_ref()),
             path_or_none(o.compilation_database.as_ref())
         );
+        if let Some(note) = &o.note {
+            let _ = write!(res, "\n  Note: {note}");
+        }
         closing(&mut res, o.error.as_deref(), o.process_id);
     }
     res
 }
 
-fn steps(completed: Option<u64>, total: Option<u64>) -> String {
-    let shown = |n: Option<u64>| n.map_or_else(|| "Unknown".to_owned(), |n| n.to_string());
-    match (completed, total) {
-        (None, None) => "Unknown".to_owned(),
-        _ => format!("{} completed; {} total", shown(completed), shown(total)),
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `Steps:` in words: "9 of 9 finished", "3 of 41 finished before the failure", "up to date (no
+/// work to do)".
+fn steps(o: &BuildOutcome) -> String {
+    if o.up_to_date && o.error.is_none() {
+        return "up to date (no work to do)".to_owned();
+    }
+    let failed = if o.error.is_some() { " before the failure" } else { "" };
+    match (o.completed_steps, o.total_steps) {
+        (Some(done), Some(total)) => format!("{done} of {total} finished{failed}"),
+        (Some(done), None) => format!("{done} finished{failed}"),
+        _ => "Unknown".to_owned(),
+    }
+}
+
+/// `1 error; 2 warnings; 0 notes`.
+fn severity_counts(diagnostics: &[&BuildDiagnostic]) -> String {
+    let count = |severity: Severity| diagnostics.iter().filter(|d| d.severity == severity).count();
+    format!(
+        "{}; {}; {}",
+        plural(count(Severity::Error), "error", "errors"),
+        plural(count(Severity::Warning), "warning", "warnings"),
+        plural(count(Severity::Note), "note", "notes")
+    )
+}
+
+/// A diagnostic as a compiler prints it, with its target: `project/a.cpp:4:12: error: msg [-Wx]
+/// (target fixture_good)`.
+pub fn diagnostic_line(d: &BuildDiagnostic) -> String {
+    let mut res = String::new();
+    if let Some(path) = &d.path {
+        res.push_str(&path.to_string());
+        for n in [d.line, d.column].into_iter().flatten() {
+            let _ = write!(res, ":{n}");
+        }
+        res.push_str(": ");
+    }
+    let _ = write!(res, "{}: {}", d.severity.as_str(), d.message);
+    if let Some(code) = &d.code {
+        let _ = write!(res, " [{code}]");
+    }
+    if let Some(target) = &d.target {
+        let _ = write!(res, " (target {target})");
+    }
+    res
+}
+
+/// Most diagnostic lines a build text lists.
+const LISTED_DIAGNOSTICS: usize = 10;
+
+/// The call's diagnostics once each (a message several executions share names them), errors
+/// first, at most [`LISTED_DIAGNOSTICS`] lines, then what was left out.
+fn diagnostics_section(res: &mut String, outcomes: &[BuildOutcome]) {
+    let mut merged: Vec<(&BuildDiagnostic, Vec<String>)> = Vec::new();
+    for o in outcomes {
+        let name = match &o.preset {
+            Some(preset) => format!("{}/{preset}", o.profile),
+            None => o.profile.clone(),
+        };
+        for d in &o.diagnostics {
+            match merged.iter_mut().find(|(seen, _)| *seen == d) {
+                Some((_, names)) if !names.contains(&name) => names.push(name.clone()),
+                Some(_) => {}
+                None => merged.push((d, vec![name.clone()])),
+            }
+        }
+    }
+    if merged.is_empty() {
+        return;
+    }
+    let all: Vec<&BuildDiagnostic> = merged.iter().map(|(d, _)| *d).collect();
+    let _ = write!(res, "\n\nDiagnostics: {}", severity_counts(&all));
+    let listed = if all.iter().any(|d| d.severity == Severity::Error) { Severity::Error } else { Severity::Warning };
+    let chosen: Vec<&(&BuildDiagnostic, Vec<String>)> = merged.iter().filter(|(d, _)| d.severity == listed).collect();
+    for (d, names) in chosen.iter().take(LISTED_DIAGNOSTICS) {
+        let _ = write!(res, "\n  {}", diagnostic_line(d));
+        if outcomes.len() > 1 {
+            let _ = write!(res, " in {}", names.join(", "));
+        }
+    }
+    let left = all.len() - chosen.len().min(LISTED_DIAGNOSTICS);
+    if left > 0 {
+        let _ = write!(res, "\n  …and {left} more in diagnostics (the full transcript: process_get)");
     }
 }
 
 pub fn build_text(outcomes: &[BuildOutcome]) -> String {
     let mut res = header("Build", outcomes.iter().map(|o| o.error.is_some()));
+    diagnostics_section(&mut res, outcomes);
     for o in outcomes {
         title(&mut res, &o.profile, o.preset.as_deref(), o.error.as_deref());
-        let _ = write!(
-            res,
-            "\n  Configuration: {}\n  Steps: {}",
-            or_not_specified(o.configuration.as_deref()),
-            steps(o.completed_steps, o.total_steps)
-        );
+        let _ =
+            write!(res, "\n  Configuration: {}\n  Steps: {}", or_not_specified(o.configuration.as_deref()), steps(o));
+        if !o.diagnostics.is_empty() {
+            let all: Vec<&BuildDiagnostic> = o.diagnostics.iter().collect();
+            let _ = write!(res, "\n  Diagnostics: {}", severity_counts(&all));
+        }
         closing(&mut res, o.error.as_deref(), o.process_id);
     }
     res
@@ -197,6 +284,8 @@ mod tests {
                 cxx_compiler: None,
                 toolchain_file: None,
                 defines: Vec::new(),
+                compiler_launcher: None,
+                sanitizers: Vec::new(),
             }),
         };
         let presets = Profile {
@@ -246,6 +335,7 @@ mod tests {
                 preset: Some("ninja-debug".into()),
                 build_directory: None,
                 compilation_database: None,
+                note: None,
                 error: None,
                 process_id: Some(ProcessId(4)),
             },
@@ -254,6 +344,7 @@ mod tests {
                 preset: None,
                 build_directory: Some(q("storage/build/cmake-Release")),
                 compilation_database: None,
+                note: None,
                 error: Some("cmake exited with code 1: CMake Error at CMakeLists.txt:15 (message): needs Clang".into()),
                 process_id: Some(ProcessId(5)),
             },
@@ -262,12 +353,13 @@ mod tests {
                 preset: None,
                 build_directory: Some(q("storage/build/cmake-clang")),
                 compilation_database: None,
+                note: None,
                 error: Some("toolset `System` (system) has no clang++".into()),
                 process_id: None,
             },
         ];
         expect![[r#"
-            Configure results: 1 executions succeeded; 2 failed.
+            Configure results: 1 execution succeeded; 2 failed.
 
             presets (preset: ninja-debug): Succeeded
               Build directory: None
@@ -288,6 +380,30 @@ mod tests {
         .assert_eq(&configure_text(&outcomes));
     }
 
+    fn warning(_profile: &str) -> BuildDiagnostic {
+        BuildDiagnostic {
+            path: Some(q("project/app/warning_main.cpp")),
+            line: Some(6),
+            column: Some(30),
+            severity: Severity::Warning,
+            message: "'increment' is deprecated".into(),
+            code: Some("-Wdeprecated-declarations".into()),
+            target: Some("fixture_warning".into()),
+        }
+    }
+
+    fn error() -> BuildDiagnostic {
+        BuildDiagnostic {
+            path: Some(q("project/negative/compile_error.cpp")),
+            line: Some(4),
+            column: Some(12),
+            severity: Severity::Error,
+            message: "use of undeclared identifier 'x'".into(),
+            code: None,
+            target: Some("fixture_compile_error".into()),
+        }
+    }
+
     #[test]
     fn build_results() {
         let outcomes = [
@@ -297,6 +413,8 @@ mod tests {
                 configuration: Some("Debug".into()),
                 completed_steps: Some(9),
                 total_steps: Some(9),
+                up_to_date: false,
+                diagnostics: vec![warning("Debug")],
                 error: None,
                 process_id: Some(ProcessId(6)),
             },
@@ -304,23 +422,31 @@ mod tests {
                 profile: "presets".into(),
                 preset: Some("build-ninja-debug".into()),
                 configuration: None,
-                completed_steps: None,
-                total_steps: None,
+                completed_steps: Some(3),
+                total_steps: Some(41),
+                up_to_date: false,
+                diagnostics: vec![warning("presets"), error(), BuildDiagnostic { severity: Severity::Note, ..error() }],
                 error: Some("cmake --build exited with code 1: FAILED: a.o".into()),
                 process_id: Some(ProcessId(7)),
             },
         ];
         expect![[r#"
-            Build results: 1 executions succeeded; 1 failed.
+            Build results: 1 execution succeeded; 1 failed.
+
+            Diagnostics: 1 error; 1 warning; 1 note
+              project/negative/compile_error.cpp:4:12: error: use of undeclared identifier 'x' (target fixture_compile_error) in presets/build-ninja-debug
+              …and 2 more in diagnostics (the full transcript: process_get)
 
             Debug: Succeeded
               Configuration: Debug
-              Steps: 9 completed; 9 total
+              Steps: 9 of 9 finished
+              Diagnostics: 0 errors; 1 warning; 0 notes
               Command output: process_get(process_id=6)
 
             presets (preset: build-ninja-debug): Failed
               Configuration: Not specified
-              Steps: Unknown
+              Steps: 3 of 41 finished before the failure
+              Diagnostics: 1 error; 1 warning; 1 note
               Error: cmake --build exited with code 1: FAILED: a.o
               Command output: process_get(process_id=7)"#]]
         .assert_eq(&build_text(&outcomes));

@@ -119,8 +119,31 @@ fn line_span(a: u64, b: u64) -> String {
     if a == b { format!("line {a}") } else { format!("lines {a}–{b}") }
 }
 
-/// Plain text of `process_get`: the process block, then each returned fragment with its raw text.
-pub fn details_text(details: &Details) -> String {
+/// Transcript bytes `max_bytes` left out of a `process_get` answer, before (`at_start`) or after
+/// what it returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    pub bytes: u64,
+    pub at_start: bool,
+}
+
+/// `1234567` → `1,234,567`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut res = String::new();
+    for (idx, c) in digits.chars().enumerate() {
+        if idx > 0 && (digits.len() - idx).is_multiple_of(3) {
+            res.push(',');
+        }
+        res.push(c);
+    }
+    res
+}
+
+/// Plain text of `process_get`: the process block, then one header per run of entries from the same
+/// stream and their raw text (with `matched`, each line after its absolute number), and a marker
+/// where `max_bytes` cut.
+pub fn details_text(details: &Details, cut: Option<Cut>, matched: bool) -> String {
     let mut res = String::new();
     process_block(&mut res, &details.process);
     res.push('\n');
@@ -130,18 +153,43 @@ pub fn details_text(details: &Details) -> String {
         }
         None => res.push_str("No transcript entries in the selected range.\n"),
     }
-    for entry in &details.transcript {
+    let marker = |res: &mut String, cut: Cut| {
+        let _ = writeln!(res, "… {} more bytes: raise max_bytes or narrow lines", thousands(cut.bytes));
+    };
+    if let Some(cut) = cut.filter(|cut| cut.at_start) {
+        marker(&mut res, cut);
+    }
+    let entries = &details.transcript;
+    let mut idx = 0;
+    while idx < entries.len() {
+        let stream = entries[idx].stream;
+        let run = entries[idx..].iter().take_while(|e| e.stream == stream).count();
+        let group = &entries[idx..idx + run];
+        let (first, last) = (&group[0], &group[run - 1]);
         let _ = writeln!(
             res,
             "{} — {} ({})",
-            entry.stream.as_str(),
-            iso(&entry.timestamp),
-            line_span(entry.start_line, entry.end_line)
+            stream.as_str(),
+            iso(&first.timestamp),
+            line_span(first.start_line, last.end_line)
         );
-        res.push_str(&entry.text);
-        if !entry.text.ends_with('\n') {
+        for entry in group {
+            if matched {
+                let _ = write!(res, "{}: ", entry.start_line);
+            }
+            // Chunks of one stream continue each other; only the run's end gets a line break.
+            res.push_str(&entry.text);
+            if matched && !entry.text.ends_with('\n') {
+                res.push('\n');
+            }
+        }
+        if !res.ends_with('\n') {
             res.push('\n');
         }
+        idx += run;
+    }
+    if let Some(cut) = cut.filter(|cut| !cut.at_start) {
+        marker(&mut res, cut);
     }
     res
 }
@@ -354,7 +402,7 @@ mod tests {
             lines: Some((1, 3)),
         };
         check(
-            details_text(&details),
+            details_text(&details, None, false),
             expect![[r#"
                 /usr/bin/cmake -E echo
                   Process: 3; PID: 4242
@@ -379,7 +427,7 @@ mod tests {
     #[test]
     fn details_without_fragments_say_so() {
         let details = Details { process: info(3, &[], Status::Interrupted), transcript: Vec::new(), lines: None };
-        let text = details_text(&details);
+        let text = details_text(&details, None, false);
         assert!(text.ends_with("\nNo transcript entries in the selected range.\n"), "{text}");
     }
 

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::call::Call;
 use crate::cmake::{
-    self, BuildOutcome, BuildRequest, CmakeService, ConfigureOutcome, Mode, Profile, RunTestOutcome, TestOutcome,
-    TestRequest, TestStatus,
+    self, BuildDiagnostic, BuildOutcome, BuildRequest, CmakeService, ConfigureOutcome, Mode, Profile, RunTestOutcome,
+    Severity, TestOutcome, TestRequest, TestStatus,
 };
 use crate::process::Timeout;
 use crate::render;
@@ -215,9 +215,52 @@ pub struct CmakeBuildItem {
     /// From the last `[n/m]` build line.
     pub completed_steps: Option<u64>,
     pub total_steps: Option<u64>,
+    /// Compiler and linker messages of the transcript.
+    pub diagnostics: Vec<BuildDiagnosticItem>,
     /// The sole outcome field: null = success, otherwise why (with the exit code).
     pub error: Option<String>,
     pub process_id: Option<u64>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DiagnosticSeverity {
+    Error,
+    Warning,
+    Note,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename = "BuildDiagnostic")]
+pub struct BuildDiagnosticItem {
+    /// Qualified path; null when the tool named no existing file.
+    pub path: Option<String>,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    pub severity: DiagnosticSeverity,
+    pub message: String,
+    /// `-Wflag`, `C2065`, `LNK2019`.
+    pub code: Option<String>,
+    /// The CMake target whose build step printed it.
+    pub target: Option<String>,
+}
+
+impl From<&BuildDiagnostic> for BuildDiagnosticItem {
+    fn from(d: &BuildDiagnostic) -> BuildDiagnosticItem {
+        BuildDiagnosticItem {
+            path: d.path.as_ref().map(ToString::to_string),
+            line: d.line,
+            column: d.column,
+            severity: match d.severity {
+                Severity::Error => DiagnosticSeverity::Error,
+                Severity::Warning => DiagnosticSeverity::Warning,
+                Severity::Note => DiagnosticSeverity::Note,
+            },
+            message: d.message.clone(),
+            code: d.code.clone(),
+            target: d.target.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -312,6 +355,7 @@ impl From<&BuildOutcome> for CmakeBuildItem {
             configuration: o.configuration.clone(),
             completed_steps: o.completed_steps,
             total_steps: o.total_steps,
+            diagnostics: o.diagnostics.iter().map(BuildDiagnosticItem::from).collect(),
             error: o.error.clone(),
             process_id: o.process_id.map(|id| id.0),
         }

@@ -21,11 +21,12 @@ live.
 CMake: profiles belong to the operator (the automatic `presets` profile, or `Debug` and `Release`); \
 cmake_profiles lists them. Omit `profiles` (or pass []) to run every profile. Configure, then build, then \
 test. Each execution's `error` is null on success, otherwise the reason with the exit code; read its output \
-with process_get(process_id). cmake_run_test runs one built executable in project/ or storage/ with literal \
-arguments.
+with process_get(process_id). Build items carry compiler and linker `diagnostics`. cmake_run_test runs one \
+built executable in project/ or storage/ with literal arguments.
 
 Clangd: analysis needs a CMake configuration with a compilation database and clangd in its toolset; \
-cmake_configure confirms one, clangd_configurations lists them. Positions use one-based lines and zero-based \
+clangd becomes available once cmake_configure succeeds for a profile or configure preset whose build \
+directory is in project/ or storage/; clangd_configurations lists them. Positions use one-based lines and zero-based \
 characters counted in Unicode code points. Omit `configurations` (or pass []) to ask every configuration; \
 answers are grouped by configuration, identical ones merged. Locations outside project/ and storage/ are \
 `root/…` paths: naming them grants no access. Reads, writes and edits of C/C++ files link \

@@ -15,6 +15,7 @@ mod history;
 mod instructions;
 mod mcp_call;
 mod mutation_tools;
+mod process_match;
 pub mod process_tools;
 pub mod registry;
 pub mod resources;

@@ -23,6 +23,7 @@ use crate::process::{
     Stream, TimeSelector, Timeout,
 };
 use crate::render;
+use crate::server::process_match;
 use crate::server::registry::{Annotations, Registry, ToolError, ToolOutput, ToolSpec, error_chain};
 use crate::server::resources::{Completer, ReadError, ResourceSpec, Resources};
 use crate::server::uri_template::Variables;
@@ -217,6 +218,20 @@ pub struct ProcessGetArgs {
     #[serde(default = "default_max_bytes")]
     #[schemars(range(min = 0))]
     pub max_bytes: u64,
+    /// Regex: keep only matching lines (after time and lines, before max_bytes).
+    #[serde(default, rename = "match")]
+    pub pattern: Option<String>,
+}
+
+impl ProcessGetArgs {
+    /// Whether the selection keeps the end of the range when the budget runs out.
+    fn keeps_tail(&self) -> bool {
+        match (&self.lines, &self.time) {
+            (Some(LineSelectorArg::Last(_)), _) | (None, None) => true,
+            (Some(_), _) => false,
+            (None, Some(time)) => matches!(time, TimeSelectorArg::Last(_)),
+        }
+    }
 }
 
 impl ProcessGetArgs {
@@ -442,7 +457,7 @@ fn register_get(registry: &mut Registry, processes: &ProcessService) {
             name: "process_get",
             title: "Process log",
             description: "One process ForgeMCP launched and part of its stdin/stdout/stderr transcript (default: last \
-                          100 lines). Applies time, then lines, then max_bytes.",
+                          100 lines). Applies time, then lines, then match, then max_bytes.",
             annotations: Annotations::Inspect,
             widget: Widget::ProcessDetails,
             icon: Icon::Process,
@@ -455,12 +470,22 @@ fn register_get(registry: &mut Registry, processes: &ProcessService) {
                 if let Err(err) = selection.validate() {
                     return Err(ToolError::User(format!("Invalid selector: {}", error_chain(&err))));
                 }
+                let regex = match args.pattern.as_deref() {
+                    Some(pattern) => Some(regex::Regex::new(pattern).map_err(|err| {
+                        ToolError::User(format!("Invalid argument `match`: {}", err.to_string().replace('\n', " ")))
+                    })?),
+                    None => None,
+                };
                 let id = ProcessId(args.process_id);
-                let details = tokio::task::spawn_blocking(move || service.get(id, &selection))
-                    .await
-                    .map_err(|join| ToolError::User(format!("Reading the transcript failed: {join}.")))?
-                    .map_err(|err| ToolError::user(&err))?;
-                let text = render::process::details_text(&details);
+                let tail = args.keeps_tail();
+                let (details, omitted) = tokio::task::spawn_blocking(move || {
+                    process_match::read(&service, id, selection, regex.as_ref(), tail)
+                })
+                .await
+                .map_err(|join| ToolError::User(format!("Reading the transcript failed: {join}.")))?
+                .map_err(|err: crate::process::Error| ToolError::user(&err))?;
+                let cut = omitted.map(|bytes| render::process::Cut { bytes, at_start: tail });
+                let text = render::process::details_text(&details, cut, args.pattern.is_some());
                 let value = ProcessGetResult::from(&details);
                 check_reply_size(&text, &value)?;
                 call.progress.report(1.0, Some(1.0), "Process transcript ready");

@@ -85,9 +85,17 @@ impl ToolSpec {
     pub fn is_compiler(&self) -> bool {
         self.kind == ToolKind::Compiler
     }
+
+    /// A compiler launcher (`CMAKE_<LANG>_COMPILER_LAUNCHER`): a cache or a build farm client.
+    pub fn is_launcher(&self) -> bool {
+        LAUNCHERS.contains(&self.name)
+    }
 }
 
 const VERSION: Option<&[&str]> = Some(&["--version"]);
+
+/// The tools `compiler-launcher=` accepts.
+pub const LAUNCHERS: [&str; 4] = ["ccache", "sccache", "distcc", "icecc"];
 
 const fn tool(name: &'static str, kind: ToolKind, version_args: Option<&'static [&'static str]>) -> ToolSpec {
     ToolSpec { name, kind, version_args, windows_only: false, executables: &[] }
@@ -143,6 +151,11 @@ pub const BUILTIN_TOOLS: &[ToolSpec] = &[
         executables: &["OpenDebugAD7", "vsdbg"],
         ..tool("cppvsdbg", ToolKind::Debugger, None)
     },
+    // Compiler launchers (`compiler-launcher=`): caches and build farms.
+    tool("ccache", ToolKind::Other, VERSION),
+    tool("sccache", ToolKind::Other, VERSION),
+    tool("distcc", ToolKind::Other, VERSION),
+    tool("icecc", ToolKind::Other, VERSION),
 ];
 
 /// The built-in tool with exactly this name (names are case-sensitive).
@@ -181,7 +194,7 @@ mod tests {
     fn table_lists_every_tool_of_the_specification() {
         let expected = [
             "cmake", "ctest", "ninja", "make", "msbuild", "cl", "link", "clang", "clang++", "clang-cl", "gcc", "g++",
-            "lld", "lld-link", "clangd", "git", "lldb-dap", "gdb", "cppvsdbg",
+            "lld", "lld-link", "clangd", "git", "lldb-dap", "gdb", "cppvsdbg", "ccache", "sccache", "distcc", "icecc",
         ];
         assert_eq!(names().collect::<Vec<_>>(), expected);
     }

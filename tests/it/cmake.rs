@@ -84,7 +84,10 @@ async fn stdout_of(client: &Client, process_id: &Value) -> String {
 
 #[tokio::test]
 async fn presets_profile_configures_builds_and_tests_every_preset() {
-    if !real_tools("presets_profile_configures_builds_and_tests_every_preset") {
+    if !crate::support::real_tools(
+        "presets_profile_configures_builds_and_tests_every_preset",
+        &["cmake", "ctest", "ninja", "g++", "clangd"],
+    ) {
         return;
     }
     let fx = Fixture::new(true);
@@ -110,9 +113,14 @@ async fn presets_profile_configures_builds_and_tests_every_preset() {
     let configured = items(&res);
     let presets: Vec<&str> = configured.iter().map(|item| item["preset"].as_str().unwrap()).collect();
     assert_eq!(presets, ["ninja-debug", "ninja-debug-negative-tests", "ninja-llvm-dwarf-debug"]);
-    for item in &configured[..2] {
+    // CMake reports each preset's build directory; ForgeMCP learns it from there (never from the
+    // preset file) and reaches it with its File API queries.
+    for (item, dir) in
+        configured[..2].iter().zip(["project/build/ninja-debug", "project/build/ninja-debug-negative-tests"])
+    {
         assert_eq!(item["error"], Value::Null, "{item}");
-        assert_eq!((item["profile"].as_str(), item["build_directory"].as_str()), (Some("presets"), None));
+        assert_eq!((item["profile"].as_str(), item["build_directory"].as_str()), (Some("presets"), Some(dir)));
+        assert_eq!(item["compilation_database"].as_str(), Some(format!("{dir}/compile_commands.json").as_str()));
         assert!(item["process_id"].is_u64(), "{item}");
     }
     let failed = &configured[2];
@@ -133,8 +141,18 @@ async fn presets_profile_configures_builds_and_tests_every_preset() {
         assert!(log.iter().any(|m| m == expected), "no `{expected}` in {log:#?}");
     }
     assert!(log.iter().any(|m| m.starts_with("presets/ninja-llvm-dwarf-debug: CMake Error at")), "{log:#?}");
-    // The presets' build directories are not known to ForgeMCP, so they give no contexts.
-    assert!(services.cmake.contexts().borrow().is_empty());
+    assert_eq!(ids(&services.cmake.contexts().borrow()), ["presets/ninja-debug", "presets/ninja-debug-negative-tests"]);
+    // clangd works on the preset contexts.
+    let res = call(&client, "clangd_configurations", json!({})).await;
+    assert_contains(text(&res), "presets/ninja-debug");
+    let res = call(&client, "clangd_diagnostics", json!({ "path": "app/warning_main.cpp" })).await;
+    assert!(res.is_error != Some(true), "{}", text(&res));
+    assert_contains(text(&res), "deprecated");
+    // A second configure knows the directories already: one run per preset.
+    let res = call(&client, "cmake_configure", json!({})).await;
+    assert_eq!(items(&res)[0]["build_directory"].as_str(), Some("project/build/ninja-debug"));
+    assert_eq!(ids(&services.cmake.contexts().borrow()), ["presets/ninja-debug", "presets/ninja-debug-negative-tests"]);
+    messages(&handler);
 
     let res = call(&client, "cmake_build", json!({})).await;
     let built = items(&res);
@@ -144,7 +162,7 @@ async fn presets_profile_configures_builds_and_tests_every_preset() {
     let total = build["total_steps"].as_u64().expect("ninja reported steps");
     assert!(total >= 5, "{build}");
     assert_eq!(build["completed_steps"].as_u64(), Some(total));
-    assert_contains(text(&res), &format!("Steps: {total} completed; {total} total"));
+    assert_contains(text(&res), &format!("Steps: {total} of {total} finished"));
     assert!(messages(&handler).iter().any(|m| m.starts_with(&format!("presets/build-ninja-debug: [{total}/{total}]"))));
 
     let res = call(&client, "cmake_test", json!({})).await;
@@ -206,7 +224,8 @@ async fn presets_profile_configures_builds_and_tests_every_preset() {
     )
     .await;
     let run = structured(&res);
-    assert_eq!((&run["error"], &run["cwd"]), (&json!("the test executable exited with code 1"), &json!("project/")));
+    let failed = "the test executable exited with code 1\nLast 1 lines of output:\n  failing on purpose (--fail)";
+    assert_eq!((&run["error"], &run["cwd"]), (&json!(failed), &json!("project/")));
     assert!(run["process_id"].is_u64());
 }
 
@@ -313,9 +332,8 @@ async fn explicit_profile_with_defines_reports_failures_and_survives_a_generator
     assert_eq!(items(&res)[0]["error"], Value::Null, "{}", text(&res));
     let res = call(&client, "cmake_build", json!({ "targets": ["fixture_compile_error"] })).await;
     let error = items(&res)[0]["error"].as_str().expect("the compile error fails the build").to_owned();
-    assert_contains(&error, "cmake --build exited with code 1: FAILED: ");
-    // Compiler messages name managed files by their qualified paths.
-    assert_contains(&error, "; project/negative/compile_error.cpp:");
+    // The first compiler error names its file by the qualified path.
+    assert_contains(&error, "cmake --build exited with code 1: project/negative/compile_error.cpp:4:12: error: ");
 
     let res = call(&client, "cmake_test", json!({})).await;
     let tested = &items(&res)[0];
@@ -395,7 +413,7 @@ async fn selection_and_argument_errors_are_tool_errors() {
     );
     let err = run(json!({ "executable": "bin/tool", "cwd": "storage/missing" })).await;
     assert_contains(&err, "Invalid argument `cwd`:");
-    assert_contains(&err, "storage directories are not created");
+    assert_contains(&err, "storage is not created automatically");
 
     // Without discovered tools, the automatic profiles cannot run: each execution says why.
     let res = call(&client, "cmake_configure", json!({})).await;

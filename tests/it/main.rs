@@ -22,6 +22,9 @@ mod cmake;
 /// Debug tools with the real lldb-dap and g++ on a copy of the acceptance project with a test program
 /// (CI or `FORGEMCP_HEAVY_TESTS=1`); gdb by its version (DAP needs gdb 14).
 mod debug;
+/// CMake failures that explain themselves (diagnostics, signals, sanitizers, paths) and compiler
+/// launchers, with the real tools on an extended copy of the acceptance project.
+mod cmake_failures;
 
 /// Workspace mutations through the MCP surface: every operation and refusal, the escape matrix,
 /// the link-swapping race, SIGKILL atomicity on the real binary, diff snapshots, line endings.

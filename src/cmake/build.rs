@@ -1,0 +1,206 @@
+//! Build executions: `cmake --build` of a build directory or a build preset, with step progress,
+//! the failure summary, and the context refresh when the build regenerated.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::diagnostics::Diagnostic;
+use super::output::{BuildWatch, Reporter, Shortener, failure, qualify_reported, with_summary};
+use super::profile::{Execution, Operation};
+use super::{
+    BuildDiagnostic, BuildOutcome, BuildRequest, CmakeService, Error, Mode, Profile, command, context_id, file_api,
+    label, ninja, preset_of, read_cache, required_tool, unusable,
+};
+use crate::call::Call;
+use crate::process::Timeout;
+use crate::text::error_chain;
+use crate::toolchain::tool_command;
+use crate::workspace::path::QualifiedPath;
+
+impl CmakeService {
+    /// `cmake_build`: one execution per plain profile or build preset (or the preset profile's
+    /// build directory when it has no build presets).
+    pub async fn build(
+        &self,
+        names: Option<&[String]>,
+        request: &BuildRequest,
+        timeout: Timeout,
+        call: &Call,
+    ) -> Result<Vec<BuildOutcome>, Error> {
+        let reporter = Reporter::start(&call.progress, "Preparing CMake build");
+        let _serialized = self.lock.lock().await;
+        let mut res = Vec::new();
+        for (profile, execution) in self.executions(names, Operation::Build, &reporter, call).await? {
+            let (profile, execution) = match (profile, execution) {
+                (Ok(profile), Ok(execution)) => (profile, execution),
+                (profile, execution) => {
+                    let (name, reason) = unusable(profile, execution);
+                    res.push(BuildOutcome {
+                        profile: name,
+                        preset: None,
+                        configuration: None,
+                        completed_steps: None,
+                        total_steps: None,
+                        up_to_date: false,
+                        diagnostics: Vec::new(),
+                        error: Some(reason),
+                        process_id: None,
+                    });
+                    continue;
+                }
+            };
+            if call.is_cancelled() {
+                break;
+            }
+            res.push(self.build_one(&profile, &execution, request, timeout, &reporter, call).await);
+        }
+        Ok(res)
+    }
+
+    pub(super) async fn build_one(
+        &self,
+        profile: &Profile,
+        execution: &Execution,
+        request: &BuildRequest,
+        timeout: Timeout,
+        reporter: &Reporter,
+        call: &Call,
+    ) -> BuildOutcome {
+        let preset = preset_of(execution);
+        let label = label(profile, preset);
+        let mut out = BuildOutcome {
+            profile: profile.name.clone(),
+            preset: preset.map(str::to_owned),
+            configuration: profile.configuration.clone(),
+            completed_steps: None,
+            total_steps: None,
+            up_to_date: false,
+            diagnostics: Vec::new(),
+            error: None,
+            process_id: None,
+        };
+        let result = async {
+            let cmake = required_tool(profile, "cmake", None)?;
+            let (dir, build) = self.execution_dir(profile, execution)?;
+            let target = match (execution, &build) {
+                (Execution::Directory(_), Some(build)) => command::Target::Directory(build),
+                _ => command::Target::Preset(preset.unwrap_or_default()),
+            };
+            let args = command::build(target, profile.configuration.as_deref(), &request.targets, request.parallel);
+            let before = build.as_deref().and_then(file_api::latest_index);
+            let watch = Arc::new(Mutex::new(BuildWatch::default()));
+            let shortener = Shortener::new(self.roots());
+            let (seen, progress, label_owned, short) =
+                (watch.clone(), reporter.clone(), label.clone(), shortener.clone());
+            reporter.say(&label, "Starting build");
+            let spec = tool_command(&profile.toolset, &cmake.path, self.roots().project())
+                .args(args)
+                .timeout(timeout)
+                .on_line(Arc::new(move |_stream, line| {
+                    seen.lock().line(line);
+                    if let Some(message) = ninja::progress_message(line) {
+                        progress.say(&label_owned, &short.shorten(message));
+                    }
+                }));
+            let completed = self.run_protected(spec, dir.as_ref(), call).await.map_err(|err| error_chain(&err))?;
+            out.process_id = Some(completed.id);
+            let seen = std::mem::take(&mut *watch.lock());
+            if let Some((completed_steps, total_steps)) = seen.steps {
+                out.completed_steps = Some(completed_steps);
+                out.total_steps = Some(total_steps);
+            }
+            out.up_to_date = seen.no_work;
+            out.diagnostics = self.locate(&seen.parser.diagnostics, build.as_deref());
+            // A new File API generation during the build restores (or refreshes) the context, even
+            // when compiling failed afterwards.
+            if let (Some(dir), Some(build)) = (&dir, &build)
+                && file_api::is_new(before.as_ref(), file_api::latest_index(build).as_ref())
+            {
+                let id = self.tracker.id_for_build_dir(dir).or_else(|| match execution {
+                    Execution::Directory(_) if matches!(profile.mode, Mode::Plain(_)) => {
+                        Some(context_id(&profile.name, None))
+                    }
+                    _ => None,
+                });
+                if let Some(id) = id {
+                    self.after_generation(
+                        &id,
+                        profile,
+                        dir,
+                        build,
+                        before.as_ref(),
+                        matches!(profile.mode, Mode::Presets(_)),
+                    );
+                }
+            }
+            match failure("cmake --build", &completed, Some(timeout)) {
+                Some(reason) => Err(with_summary(reason, seen.summary().map(|summary| shortener.shorten(&summary)))),
+                None => Ok(()),
+            }
+        }
+        .await;
+        out.error = result.err();
+        reporter.say(&label, out.error.as_deref().unwrap_or("Completed successfully"));
+        out
+    }
+
+    /// The build directory of an execution (known for plain profiles and preset profiles with
+    /// `build-directory`), checked; for ordinary (non-preset) executions the cache must belong to
+    /// this project and match the profile's configuration.
+    pub(super) fn execution_dir(
+        &self,
+        profile: &Profile,
+        execution: &Execution,
+    ) -> Result<(Option<QualifiedPath>, Option<PathBuf>), String> {
+        let dir = match execution {
+            Execution::Directory(dir) => dir.clone(),
+            Execution::Preset(_) => match profile.build_directory() {
+                Some(dir) => dir.clone(),
+                None => return Ok((None, None)),
+            },
+        };
+        let build = self.check_build_dir(&dir)?;
+        if let Execution::Directory(_) = execution {
+            let Some(cache) = read_cache(&build) else {
+                return Err(format!(
+                    "profile `{}` is not configured: `{dir}` has no CMakeCache.txt; run cmake_configure first",
+                    profile.name
+                ));
+            };
+            self.check_cache_project(&dir, &cache)?;
+            if let Some(mismatch) = cache.configuration_mismatch(profile.configuration.as_deref()) {
+                return Err(mismatch);
+            }
+        }
+        Ok((Some(dir), Some(build)))
+    }
+
+    /// Qualifies the paths of a build's diagnostics (relative ones are relative to the build
+    /// directory, else the project) and names their targets from the codemodel.
+    pub(super) fn locate(&self, found: &[Diagnostic], build: Option<&Path>) -> Vec<BuildDiagnostic> {
+        if found.is_empty() {
+            return Vec::new();
+        }
+        let model = build.and_then(file_api::read_codemodel);
+        let base = model.as_ref().map(|(top, _)| top.as_path()).or(build).unwrap_or(self.roots().project());
+        let targets = model.as_ref().map_or(&[][..], |(_, targets)| targets.as_slice());
+        let mut paths: HashMap<&str, Option<QualifiedPath>> = HashMap::new();
+        found
+            .iter()
+            .map(|d| BuildDiagnostic {
+                path: d.path.as_deref().and_then(|raw| {
+                    paths.entry(raw).or_insert_with(|| qualify_reported(self.roots(), base, raw)).clone()
+                }),
+                line: d.line,
+                column: d.column,
+                severity: d.severity,
+                message: d.message.clone(),
+                code: d.code.clone(),
+                target: d.edge.as_deref().and_then(|edge| file_api::target_of_edge(targets, edge)).map(str::to_owned),
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,438 @@
+//! What CMake, CTest and test output tell a result: failure reasons, the first errors of a
+//! transcript, qualified paths in place of host paths, and progress messages.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use super::diagnostics::{Parser, Severity};
+use super::{SUMMARY_CHARS, ninja};
+use crate::call::Progress;
+use crate::process::{Completed, Status, Timeout};
+use crate::workspace::path::{Area, QualifiedPath, Roots};
+
+/// Rewrites absolute paths in a line of tool output to qualified paths: inside the managed roots
+/// `project/…`/`storage/…`, elsewhere `root/…`, with `.` and `..` resolved lexically
+/// (`/home/u/proj/tests/../a.cpp` → `project/a.cpp`), so every path a text shows is valid input.
+#[derive(Debug, Clone)]
+pub(super) struct Shortener {
+    roots: Roots,
+    /// `(absolute root, area prefix)`, storage first, for platforms whose paths do not start with `/`.
+    prefixes: Vec<(String, &'static str)>,
+}
+
+/// Characters after which a `/` starts a path, and characters that end one.
+const PATH_OPENERS: &str = "\"'`([=,<";
+const PATH_ENDS: &str = "\"'`)],;:<>";
+
+impl Shortener {
+    pub(super) fn new(roots: &Roots) -> Shortener {
+        let root = |path: &Path, area: Area| (path.to_string_lossy().trim_end_matches('/').to_owned(), area.prefix());
+        Shortener {
+            roots: roots.clone(),
+            prefixes: vec![root(roots.storage(), Area::Storage), root(roots.project(), Area::Project)],
+        }
+    }
+
+    pub(super) fn shorten(&self, text: &str) -> String {
+        if cfg!(windows) {
+            return self.shorten_roots(text);
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut prev: Option<char> = None;
+        let mut idx = 0;
+        while let Some(c) = text[idx..].chars().next() {
+            if c == '/' && prev.is_none_or(|p| p.is_whitespace() || PATH_OPENERS.contains(p)) {
+                let end = text[idx..]
+                    .find(|c: char| c.is_whitespace() || PATH_ENDS.contains(c))
+                    .map_or(text.len(), |e| idx + e);
+                let mut token = &text[idx..end];
+                // A sentence's full stop is not part of the path.
+                let trailing =
+                    token.len() > 2 && token.ends_with('.') && !token.ends_with("..") && !token.ends_with("/.");
+                if trailing {
+                    token = &token[..token.len() - 1];
+                }
+                if let Some(qualified) = self.qualify_token(token) {
+                    out.push_str(&qualified);
+                    idx += token.len();
+                    prev = qualified.chars().last();
+                    continue;
+                }
+            }
+            out.push(c);
+            prev = Some(c);
+            idx += c.len_utf8();
+        }
+        out
+    }
+
+    fn qualify_token(&self, token: &str) -> Option<String> {
+        let second = token[1..].chars().next()?;
+        if !(second.is_alphanumeric() || matches!(second, '.' | '_')) {
+            return None;
+        }
+        let abs = lexical(Path::new(token));
+        if let Some(managed) = self.roots.qualify(&abs) {
+            return Some(managed.to_string());
+        }
+        let text = abs.to_string_lossy();
+        QualifiedPath::parse(&format!("root/{}", text.trim_start_matches('/'))).ok().map(|q| q.to_string())
+    }
+
+    /// The managed roots only, by string search (paths that do not start with `/`).
+    fn shorten_roots(&self, text: &str) -> String {
+        let mut res = text.to_owned();
+        for (root, prefix) in &self.prefixes {
+            if root.is_empty() || !res.contains(root.as_str()) {
+                continue;
+            }
+            let mut out = String::with_capacity(res.len());
+            let mut rest = res.as_str();
+            while let Some(idx) = rest.find(root.as_str()) {
+                let after = &rest[idx + root.len()..];
+                let boundary =
+                    after.chars().next().is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | '+')));
+                out.push_str(&rest[..idx]);
+                if boundary {
+                    out.push_str(prefix);
+                    out.push('/');
+                    rest = after.strip_prefix('/').unwrap_or(after);
+                } else {
+                    out.push_str(root);
+                    rest = after;
+                }
+            }
+            out.push_str(rest);
+            res = out;
+        }
+        res
+    }
+}
+
+/// `path` with `.` and `..` resolved lexically (`/p/tests/../a.c` → `/p/a.c`).
+pub(super) fn lexical(path: &Path) -> PathBuf {
+    let mut res = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !res.pop() {
+                    res.push(component);
+                }
+            }
+            other => res.push(other),
+        }
+    }
+    res
+}
+
+/// The qualified form of a path a tool printed: relative to `base` unless absolute, resolved
+/// lexically, `project/…`/`storage/…` inside the roots and `root/…` elsewhere; `None` when nothing is
+/// there (a bare file name from debug information, say), so every path given out is usable.
+pub(super) fn qualify_reported(roots: &Roots, base: &Path, raw: &str) -> Option<QualifiedPath> {
+    let abs = lexical(&base.join(raw));
+    if !abs.is_absolute() || std::fs::symlink_metadata(&abs).is_err() {
+        return None;
+    }
+    if let Some(managed) = roots.qualify(&abs) {
+        return Some(managed);
+    }
+    let text = abs.to_string_lossy().replace('\\', "/");
+    QualifiedPath::parse(&format!("root/{}", text.strip_prefix('/').unwrap_or(&text))).ok()
+}
+
+/// Why a finished run failed (`None` for exit status 0).
+pub(super) fn failure(what: &str, completed: &Completed, timeout: Option<Timeout>) -> Option<String> {
+    match completed.status {
+        Status::Exited(0) => None,
+        Status::Exited(code) if code < 0 && cfg!(unix) => {
+            Some(format!("{what} was killed by signal {} ({})", -code, signal_name(-code)))
+        }
+        Status::Exited(code) => Some(format!("{what} exited with code {code}")),
+        Status::Interrupted => {
+            let limits = timeout.map(describe_timeout).unwrap_or_default();
+            Some(format!("{what} was interrupted by the timeout{limits}"))
+        }
+        Status::Stopped => Some(format!("{what} was stopped before it finished (the call was cancelled)")),
+        Status::StreamFailure => Some(format!("reading the output of {what} failed")),
+        Status::Running => Some(format!("{what} is still running")),
+    }
+}
+
+/// The name of a POSIX signal number (Linux numbering for the ones that differ).
+pub(super) fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        5 => "SIGTRAP",
+        6 => "SIGABRT",
+        7 if cfg!(target_os = "linux") => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        10 if cfg!(target_os = "linux") => "SIGUSR1",
+        10 => "SIGBUS",
+        11 => "SIGSEGV",
+        12 if cfg!(target_os = "linux") => "SIGUSR2",
+        13 => "SIGPIPE",
+        14 => "SIGALRM",
+        15 => "SIGTERM",
+        24 if cfg!(target_os = "linux") => "SIGXCPU",
+        _ => "an unnamed signal",
+    }
+}
+
+pub(super) fn describe_timeout(timeout: Timeout) -> String {
+    let secs = |d: Duration| format!("{} s", d.as_secs_f64());
+    match (timeout.total, timeout.idle) {
+        (Some(total), Some(idle)) => format!(" (total {}, idle {})", secs(total), secs(idle)),
+        (Some(total), None) => format!(" (total {})", secs(total)),
+        (None, Some(idle)) => format!(" (idle {})", secs(idle)),
+        (None, None) => String::new(),
+    }
+}
+
+pub(super) fn with_summary(reason: String, summary: Option<String>) -> String {
+    match summary {
+        Some(summary) => format!("{reason}: {summary}"),
+        None => reason,
+    }
+}
+
+/// Cuts a summary to [`SUMMARY_CHARS`] characters.
+pub(super) fn bounded(text: &str) -> String {
+    match text.char_indices().nth(SUMMARY_CHARS) {
+        Some((idx, _)) => format!("{}…", &text[..idx]),
+        None => text.to_owned(),
+    }
+}
+
+/// The first `CMake Error` block of configure output, as one line.
+#[derive(Debug, Clone, Default)]
+pub(super) struct FirstError {
+    lines: Vec<String>,
+    done: bool,
+}
+
+impl FirstError {
+    pub(super) fn configure_line(&mut self, line: &str) {
+        if self.done {
+            return;
+        }
+        if self.lines.is_empty() {
+            if line.starts_with("CMake Error") {
+                self.lines.push(line.trim().to_owned());
+            }
+            return;
+        }
+        if line.trim().is_empty() {
+            // Blank lines may separate the header from its message; after the message they end it.
+            self.done = self.lines.len() > 1;
+        } else if line.starts_with(char::is_whitespace) && self.lines.len() < 5 {
+            self.lines.push(line.trim().to_owned());
+        } else {
+            self.done = true;
+        }
+    }
+
+    pub(super) fn summary(&self) -> Option<String> {
+        (!self.lines.is_empty()).then(|| bounded(&self.lines.join(" ")))
+    }
+}
+
+/// What a build's output showed: the last step count, the first failed edge, the build tool's own
+/// error, a regeneration's first `CMake Error`, and the compiler and linker diagnostics.
+#[derive(Debug, Clone, Default)]
+pub(super) struct BuildWatch {
+    pub(super) steps: Option<(u64, u64)>,
+    pub(super) no_work: bool,
+    failed: Option<String>,
+    tool_error: Option<String>,
+    cmake_error: FirstError,
+    pub(super) parser: Parser,
+}
+
+impl BuildWatch {
+    pub(super) fn line(&mut self, line: &str) {
+        match ninja::classify(line) {
+            Some(ninja::BuildLine::Step { completed, total }) => self.steps = Some((completed, total)),
+            Some(ninja::BuildLine::Failed) if self.failed.is_none() => self.failed = Some(line.trim().to_owned()),
+            Some(ninja::BuildLine::Ninja) => {
+                if line.starts_with("ninja: error:") && self.tool_error.is_none() {
+                    self.tool_error = Some(line.trim().to_owned());
+                }
+                self.no_work |= line.starts_with("ninja: no work to do");
+            }
+            Some(_) => {}
+            None => {
+                let trimmed = line.trim();
+                if self.tool_error.is_none()
+                    && (trimmed.starts_with("make: ***")
+                        || trimmed.starts_with("gmake: ***")
+                        || trimmed.contains(": error MSB"))
+                {
+                    self.tool_error = Some(trimmed.to_owned());
+                }
+                self.cmake_error.configure_line(line);
+            }
+        }
+        self.parser.line(line);
+    }
+
+    /// The reasons in order: the build tool's error, the regeneration's CMake error, the first
+    /// compiler or linker error (compiler-style), else the failed edge.
+    pub(super) fn summary(&self) -> Option<String> {
+        let first = self.parser.diagnostics.iter().find(|d| d.severity == Severity::Error).map(|d| {
+            let mut at = d.path.clone().unwrap_or_default();
+            for n in [d.line, d.column].into_iter().flatten() {
+                at.push_str(&format!(":{n}"));
+            }
+            if at.is_empty() { format!("error: {}", d.message) } else { format!("{at}: error: {}", d.message) }
+        });
+        let cmake = self.cmake_error.summary();
+        let failed = if first.is_none() && cmake.is_none() { self.failed.clone() } else { None };
+        let parts: Vec<String> = [self.tool_error.clone(), cmake, first, failed].into_iter().flatten().collect();
+        (!parts.is_empty()).then(|| bounded(&parts.join("; ")))
+    }
+}
+
+/// Progress for one CMake call: `(0, <start>)`, then one step per message, prefixed with the
+/// execution's label, through the call's throttle.
+#[derive(Clone)]
+pub(super) struct Reporter {
+    progress: Progress,
+    count: Arc<AtomicU64>,
+}
+
+impl Reporter {
+    pub(super) fn start(progress: &Progress, message: &str) -> Reporter {
+        progress.report(0.0, None, message);
+        Reporter { progress: progress.clone(), count: Arc::new(AtomicU64::new(0)) }
+    }
+
+    pub(super) fn say(&self, label: &str, message: &str) {
+        let n = self.count.fetch_add(1, Ordering::Relaxed) + 1;
+        self.progress.report_with(n as f64, None, || {
+            if label.is_empty() { message.to_owned() } else { format!("{label}: {message}") }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::ProcessId;
+
+    #[test]
+    fn first_cmake_error_block() {
+        let mut first = FirstError::default();
+        for line in [
+            "-- Configuring incomplete",
+            "CMake Error at CMakeLists.txt:15 (message):",
+            "  FIXTURE_LLVM_DWARF needs a Clang compiler, but the C++ compiler is GNU",
+            "",
+            "",
+            "CMake Error at CMakeLists.txt:20 (message):",
+            "  second",
+        ] {
+            first.configure_line(line);
+        }
+        assert_eq!(
+            first.summary().as_deref(),
+            Some(
+                "CMake Error at CMakeLists.txt:15 (message): FIXTURE_LLVM_DWARF needs a Clang compiler, but the C++ compiler is GNU"
+            )
+        );
+        let mut single = FirstError::default();
+        single.configure_line("CMake Error: The source directory \"/x\" does not exist.");
+        single.configure_line("Specify --help for usage, or press the help button on the CMake GUI.");
+        assert_eq!(single.summary().as_deref(), Some("CMake Error: The source directory \"/x\" does not exist."));
+    }
+
+    #[test]
+    fn build_watch_keeps_the_last_step_and_the_first_failure() {
+        let mut watch = BuildWatch::default();
+        for line in [
+            "[1/3] Building CXX object a.o",
+            "FAILED: CMakeFiles/fixture_compile_error.dir/negative/compile_error.cpp.o",
+            "/p/negative/compile_error.cpp:5:12: error: 'undeclared_value' was not declared in this scope",
+            "/p/other.cpp:1:1: error: second",
+            "[2/3] Building CXX object b.o",
+            "ninja: build stopped: subcommand failed.",
+        ] {
+            watch.line(line);
+        }
+        assert_eq!(watch.steps, Some((2, 3)));
+        assert_eq!(
+            watch.summary().as_deref(),
+            Some("/p/negative/compile_error.cpp:5:12: error: 'undeclared_value' was not declared in this scope")
+        );
+        let mut unknown = BuildWatch::default();
+        unknown.line("ninja: error: unknown target 'no_such_target'");
+        assert_eq!(unknown.summary().as_deref(), Some("ninja: error: unknown target 'no_such_target'"));
+        let mut regenerate = BuildWatch::default();
+        for line in [
+            "[0/2] Re-checking globbed directories...",
+            "CMake Error at /p/CMakeLists.txt:24 (target_link_libraries):",
+            "  Cannot specify link libraries for target \"nope\" which is not built by this project.",
+            "",
+            "ninja: error: rebuilding 'build.ninja': subcommand failed",
+        ] {
+            regenerate.line(line);
+        }
+        assert_eq!(
+            regenerate.summary().as_deref(),
+            Some(
+                "ninja: error: rebuilding 'build.ninja': subcommand failed; CMake Error at /p/CMakeLists.txt:24 \
+                 (target_link_libraries): Cannot specify link libraries for target \"nope\" which is not built by this project."
+            )
+        );
+    }
+
+    #[test]
+    fn managed_paths_in_output_are_qualified() {
+        let roots = Roots::new(PathBuf::from("/w/proj"), PathBuf::from("/w/.proj.forgemcp"));
+        let short = Shortener::new(&roots);
+        assert_eq!(
+            short.shorten("/w/proj/negative/compile_error.cpp:4:12: error: x; see /w/.proj.forgemcp/build/cmake-Debug"),
+            "project/negative/compile_error.cpp:4:12: error: x; see storage/build/cmake-Debug"
+        );
+        assert_eq!(short.shorten("written to: /w/proj"), "written to: project/");
+        assert_eq!(
+            short.shorten("/w/project2/a and /w/proj.old/b are outside"),
+            "root/w/project2/a and root/w/proj.old/b are outside"
+        );
+        assert_eq!(short.shorten("/usr/bin/c++ -I/usr/include"), "root/usr/bin/c++ -I/usr/include");
+        assert_eq!(
+            short.shorten("In file '/w/proj/tests/../cJSON.c:12:3': see /w/proj/a/./b.h."),
+            "In file 'project/cJSON.c:12:3': see project/a/b.h."
+        );
+        assert_eq!(short.shorten("3/41 steps, and/or / alone"), "3/41 steps, and/or / alone");
+    }
+
+    #[test]
+    fn failures_name_the_exit_code_or_the_limit() {
+        let completed = |status| Completed { id: ProcessId(1), pid: 1, status, work_time: Duration::ZERO };
+        assert_eq!(failure("cmake", &completed(Status::Exited(0)), None), None);
+        assert_eq!(failure("cmake", &completed(Status::Exited(1)), None).unwrap(), "cmake exited with code 1");
+        assert_eq!(
+            failure(
+                "ctest",
+                &completed(Status::Interrupted),
+                Some(Timeout { total: Some(Duration::from_secs(30)), idle: None })
+            )
+            .unwrap(),
+            "ctest was interrupted by the timeout (total 30 s)"
+        );
+        if cfg!(target_os = "linux") {
+            assert_eq!(
+                failure("the test executable", &completed(Status::Exited(-11)), None).unwrap(),
+                "the test executable was killed by signal 11 (SIGSEGV)"
+            );
+        }
+        assert_eq!(bounded(&"x".repeat(400)).chars().count(), SUMMARY_CHARS + 1);
+    }
+}

@@ -1,0 +1,254 @@
+//! Failures that explain themselves, with the real cmake, ninja and g++ on a temporary copy of the
+//! acceptance project extended (in the copy only) by a crashing and a buffer-overflowing test
+//! executable: structured build diagnostics with qualified paths and targets, build error reasons,
+//! signal names, sanitizer summaries, `..`-free paths, compiler launchers (ccache), and the storage
+//! root that is never created for a direct run.
+
+use std::time::Duration;
+
+use forgemcp::server::ForgeServer;
+use rmcp::RoleClient;
+use rmcp::service::RunningService;
+use serde_json::{Value, json};
+
+use crate::support::{TempWorkspace, TestClient, acceptance_project, call, connect, real_services, structured, text};
+
+type Client = RunningService<RoleClient, TestClient>;
+
+fn real_tools(test: &str) -> bool {
+    crate::support::real_tools(test, &["cmake", "ctest", "ninja", "g++"])
+}
+
+/// Test programs added to the temporary copy (the checked-in fixture keeps its targets).
+const EXTRA_TARGETS: &str = r#"
+add_executable(fixture_crash EXCLUDE_FROM_ALL tests/crash.cpp)
+add_executable(fixture_overflow EXCLUDE_FROM_ALL tests/overflow.cpp)
+add_executable(fixture_dotdot EXCLUDE_FROM_ALL tests/../negative/dotdot.cpp)
+"#;
+
+const CRASH: &str = "#include <csignal>\nint main()\n{\n    std::raise(SIGSEGV);\n    return 0;\n}\n";
+
+const OVERFLOW: &str = "#include <cstdio>\n\
+int read_past(const int* values, int count)\n{\n    return values[count];\n}\n\
+int main(int argc, char**)\n{\n    int* values = new int[4]{1, 2, 3, 4};\n    std::fputs(\"reading past the buffer\\n\", stderr);\n\
+    int value = read_past(values, 3 + argc);\n    delete[] values;\n    return value;\n}\n";
+
+const DOTDOT: &str = "int main()\n{\n    int unused_value = 1;\n    return 0;\n}\n";
+
+fn extended_project() -> TempWorkspace {
+    let ws = acceptance_project();
+    std::fs::remove_file(ws.path("CMakePresets.json")).expect("remove the preset file");
+    let mut lists = std::fs::read_to_string(ws.path("CMakeLists.txt")).expect("read CMakeLists.txt");
+    lists.push_str(EXTRA_TARGETS);
+    lists.push_str("target_compile_options(fixture_dotdot PRIVATE -Wall)\n");
+    ws.write("CMakeLists.txt", lists);
+    ws.write("tests/crash.cpp", CRASH);
+    ws.write("tests/overflow.cpp", OVERFLOW);
+    ws.write("negative/dotdot.cpp", DOTDOT);
+    ws
+}
+
+async fn client(ws: &TempWorkspace, extra: &[&str]) -> Client {
+    let services = real_services(ws, extra);
+    connect(ForgeServer::new(services, Duration::ZERO), TestClient::new()).await
+}
+
+fn item(result: &rmcp::model::CallToolResult) -> Value {
+    let items = structured(result)["result"].as_array().expect("a wrapped result list").clone();
+    assert_eq!(items.len(), 1, "{items:#?}");
+    items[0].clone()
+}
+
+#[track_caller]
+fn assert_contains(haystack: &str, needle: &str) {
+    assert!(haystack.contains(needle), "`{needle}` not in:\n{haystack}");
+}
+
+async fn build(client: &Client, targets: &[&str]) -> (Value, String) {
+    let res = call(client, "cmake_build", json!({ "profiles": ["Debug"], "targets": targets })).await;
+    (item(&res), text(&res).to_owned())
+}
+
+#[tokio::test]
+async fn build_and_run_failures_explain_themselves() {
+    if !real_tools("build_and_run_failures_explain_themselves") {
+        return;
+    }
+    let ws = extended_project();
+    let client = client(&ws, &[]).await;
+    let res = call(&client, "cmake_configure", json!({ "profiles": ["Debug"] })).await;
+    assert_eq!(item(&res)["error"], Value::Null, "{}", text(&res));
+
+    // A warning with its note and include chain, located and attributed to its target.
+    let (built, shown) = build(&client, &["fixture_warning"]).await;
+    assert_eq!(built["error"], Value::Null);
+    let diagnostics = built["diagnostics"].as_array().expect("diagnostics");
+    let warning = &diagnostics[0];
+    assert_eq!(
+        (&warning["path"], &warning["line"], &warning["severity"], &warning["code"], &warning["target"]),
+        (
+            &json!("project/app/warning_main.cpp"),
+            &json!(6),
+            &json!("warning"),
+            &json!("-Wdeprecated-declarations"),
+            &json!("fixture_warning")
+        ),
+        "{diagnostics:#?}"
+    );
+    assert!(warning["column"].is_u64());
+    assert!(
+        diagnostics.iter().any(|d| d["severity"] == "note" && d["path"] == "project/include/fixture/math.hpp"),
+        "{diagnostics:#?}"
+    );
+    assert_contains(&shown, "Diagnostics: 0 errors; 1 warning; ");
+    assert_contains(&shown, "  project/app/warning_main.cpp:6:");
+    assert_contains(&shown, "[-Wdeprecated-declarations] (target fixture_warning)");
+
+    // The transcript is searchable: `match` keeps the matching lines with their absolute numbers,
+    // one header per run of one stream, and every cut says how much it left out.
+    let id = &built["process_id"];
+    let res = call(&client, "process_get", json!({ "process_id": id, "lines": { "first": 1000 } })).await;
+    let whole = text(&res).to_owned();
+    assert_eq!(whole.matches("stdout — ").count(), 1, "{whole}");
+    let res =
+        call(&client, "process_get", json!({ "process_id": id, "lines": { "first": 1000 }, "match": "warning: " }))
+            .await;
+    let entries = structured(&res)["transcript"].as_array().unwrap().clone();
+    assert_eq!(entries.len(), 1, "{entries:#?}");
+    let line = entries[0]["start_line"].as_u64().unwrap();
+    assert_eq!(entries[0]["end_line"].as_u64(), Some(line));
+    assert_contains(entries[0]["text"].as_str().unwrap(), "warning_main.cpp:6:");
+    assert_contains(text(&res), &format!("\n{line}: "));
+    let res = call(&client, "process_get", json!({ "process_id": id, "max_bytes": 10 })).await;
+    assert_contains(text(&res), " more bytes: raise max_bytes or narrow lines");
+    let res = call(&client, "process_get", json!({ "process_id": id, "match": "(" })).await;
+    assert_contains(crate::support::tool_error(&res), "Invalid argument `match`");
+
+    // A second build of the same target has nothing to do.
+    let (_, shown) = build(&client, &["fixture_warning"]).await;
+    assert_contains(&shown, "Steps: up to date (no work to do)");
+
+    // A compile error: the reason in the error, the diagnostic with its target.
+    let (built, shown) = build(&client, &["fixture_compile_error"]).await;
+    let error = built["error"].as_str().expect("the compile error fails the build");
+    assert_contains(error, "cmake --build exited with code 1: project/negative/compile_error.cpp:4:12: error: ");
+    assert_contains(error, "fixture_undeclared_value");
+    let first = &built["diagnostics"][0];
+    assert_eq!((&first["severity"], &first["target"]), (&json!("error"), &json!("fixture_compile_error")));
+    assert_contains(&shown, "before the failure");
+    assert_contains(&shown, "Diagnostics: 1 error; ");
+
+    // A link error: the linker's message at the call's line.
+    let (built, _) = build(&client, &["fixture_link_error"]).await;
+    let error = built["error"].as_str().expect("the link error fails the build");
+    assert_contains(error, "project/negative/link_error.cpp:6: error: undefined reference to");
+    let link = built["diagnostics"].as_array().unwrap().iter().find(|d| d["severity"] == "error").cloned().unwrap();
+    assert_eq!(
+        (&link["path"], &link["target"]),
+        (&json!("project/negative/link_error.cpp"), &json!("fixture_link_error"))
+    );
+
+    // The build tool's own error.
+    let (built, _) = build(&client, &["no_such_target"]).await;
+    assert_contains(built["error"].as_str().unwrap(), "ninja: error: unknown target 'no_such_target'");
+
+    // A source named through `..` is reported without it.
+    let (built, _) = build(&client, &["fixture_dotdot"]).await;
+    let paths: Vec<&Value> = built["diagnostics"].as_array().unwrap().iter().map(|d| &d["path"]).collect();
+    assert!(paths.contains(&&json!("project/negative/dotdot.cpp")), "{paths:?}");
+
+    // A death by signal is named, with the last output lines.
+    let (built, _) = build(&client, &["fixture_crash"]).await;
+    assert_eq!(built["error"], Value::Null);
+    let res = call(
+        &client,
+        "cmake_run_test",
+        json!({ "executable": "storage/build/cmake-Debug/fixture_crash", "cwd": "storage/build/cmake-Debug" }),
+    )
+    .await;
+    let error = structured(&res)["error"].as_str().expect("the crash fails the run").to_owned();
+    assert_eq!(error, "the test executable was killed by signal 11 (SIGSEGV)");
+    assert_contains(text(&res), "Error: the test executable was killed by signal 11 (SIGSEGV)");
+}
+
+#[tokio::test]
+async fn an_address_sanitizer_profile_summarises_the_overflow() {
+    if !real_tools("an_address_sanitizer_profile_summarises_the_overflow") {
+        return;
+    }
+    let ws = extended_project();
+    let client = client(&ws, &["--cmake-profile", "asan", "configuration=Debug", "sanitizers=address,undefined"]).await;
+    let res = call(&client, "cmake_configure", json!({})).await;
+    assert_eq!(item(&res)["error"], Value::Null, "{}", text(&res));
+    let res = call(&client, "cmake_build", json!({ "targets": ["fixture_overflow"] })).await;
+    assert_eq!(item(&res)["error"], Value::Null, "{}", text(&res));
+    let res = call(
+        &client,
+        "cmake_run_test",
+        json!({ "executable": "storage/build/cmake-asan/fixture_overflow", "cwd": "project/" }),
+    )
+    .await;
+    let error = structured(&res)["error"].as_str().expect("the overflow fails the run").to_owned();
+    assert_contains(
+        &error,
+        "the test executable exited with code 1\nAddressSanitizer: heap-buffer-overflow (READ of size 4",
+    );
+    assert_contains(&error, "\n  at project/tests/overflow.cpp:4");
+    assert_contains(&error, " in read_past(int const*, int)\n  from project/tests/overflow.cpp:10");
+    assert!(!error.contains(":8 in main"), "the allocation stack is not the failure's: {error}");
+    assert_contains(&error, "\nLast 1 lines of output:\n  reading past the buffer");
+    assert!(!error.contains(&ws.project.display().to_string()), "{error}");
+}
+
+/// ccache's hit count (direct plus preprocessed) in the user's cache, which the builds use.
+fn ccache_hits() -> u64 {
+    #[expect(clippy::disallowed_methods, reason = "the test reads ccache's statistics, no server process")]
+    let out = std::process::Command::new("ccache").arg("--print-stats").output().expect("ccache runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| line.split_once('\t'))
+        .filter(|(key, _)| *key == "direct_cache_hit" || *key == "preprocessed_cache_hit")
+        .filter_map(|(_, value)| value.trim().parse::<u64>().ok())
+        .sum()
+}
+
+#[tokio::test]
+async fn a_ccache_launcher_hits_the_cache_on_a_second_clean_build() {
+    let tools = ["cmake", "ninja", "g++", "ccache"];
+    if !crate::support::real_tools("a_ccache_launcher_hits_the_cache_on_a_second_clean_build", &tools) {
+        return;
+    }
+    let ws = acceptance_project();
+    std::fs::remove_file(ws.path("CMakePresets.json")).expect("remove the preset file");
+    let client = client(&ws, &["--cmake-profile", "cached", "configuration=Debug", "compiler-launcher=ccache"]).await;
+    let res = call(&client, "cmake_configure", json!({})).await;
+    assert_eq!(item(&res)["error"], Value::Null, "{}", text(&res));
+    let cache = std::fs::read_to_string(ws.storage.join("build/cmake-cached/CMakeCache.txt")).unwrap();
+    assert!(cache.lines().any(|l| l.starts_with("CMAKE_CXX_COMPILER_LAUNCHER") && l.ends_with("ccache")), "{cache}");
+    let mut hits = Vec::new();
+    for round in 0..2 {
+        let res = call(&client, "cmake_build", json!({ "targets": ["clean"] })).await;
+        assert_eq!(item(&res)["error"], Value::Null, "{}", text(&res));
+        let res = call(&client, "cmake_build", json!({ "targets": ["fixture_good"] })).await;
+        assert_eq!(item(&res)["error"], Value::Null, "round {round}: {}", text(&res));
+        hits.push(ccache_hits());
+    }
+    // The fixture_good build compiles three sources; the second clean build finds all of them.
+    assert!(hits[1] >= hits[0] + 3, "ccache hits after each round: {hits:?}");
+}
+
+#[tokio::test]
+async fn a_run_in_a_missing_storage_root_is_refused_and_creates_nothing() {
+    let ws = TempWorkspace::new("//- run.sh\n    #!/bin/sh\n");
+    let client = client(&ws, &[]).await;
+    assert!(!ws.storage.exists(), "the storage root is not created at startup");
+    for (executable, cwd, argument) in
+        [("project/run.sh", "storage/", "cwd"), ("storage/build/app", "project/", "executable")]
+    {
+        let res = call(&client, "cmake_run_test", json!({ "executable": executable, "cwd": cwd })).await;
+        let error = crate::support::tool_error(&res);
+        assert_contains(error, &format!("`{argument}`"));
+        assert_contains(error, "storage is not created automatically");
+        assert!(!ws.storage.exists(), "a refused run created the storage root");
+    }
+}
