@@ -38,7 +38,7 @@ pub use registry::{Completed, ProcessId, ProcessInfo, Status, Summary};
 pub use run::{RecordedStdin, RecordedStdout};
 pub use select::{LineSelector, Selection, SelectionError, TimeSelector};
 pub use spec::{CommandSpec, LineCallback, Stdin, Timeout};
-pub use tree::is_alive;
+pub use tree::{is_alive, own_every_descendant};
 
 use journal::Journal;
 use registry::{Record, Registry};
@@ -429,6 +429,15 @@ impl ProcessService {
             {
                 tracing::error!("process {} supervisor panicked", record.id);
             }
+        }
+        // Strays of trees that ended earlier (only when this process owns every descendant).
+        let mut pending = tree::kill_strays(&self.inner.leaders);
+        for _ in 0..50 {
+            pending = tree::reap(&pending, &self.inner.leaders);
+            if pending.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 }

@@ -65,6 +65,8 @@ pub(crate) fn spawn(spec: &CommandSpec, cwd: &Path, marker: &str, leaders: &Lead
         Stdin::Bytes(_) | Stdin::Piped => Stdio::piped(),
     });
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    #[cfg(target_os = "linux")]
+    super::tree::leader_pre_exec(&mut command);
     let mut wrap = CommandWrap::from(command);
     #[cfg(unix)]
     wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
@@ -128,8 +130,9 @@ impl Supervisor {
         let total_deadline = timeout.total.map(|total| tokio::time::Instant::from_std(started) + total);
 
         let kill_tree = |child: &mut Box<dyn ChildWrapper>, killed: &mut Vec<u32>| {
-            let _ = child.start_kill();
+            // The tree walk first, while the leader (a subreaper) may still hold the orphans.
             killed.extend(record.tree.kill(&leaders));
+            let _ = child.start_kill();
         };
 
         loop {
