@@ -16,6 +16,9 @@ mod cli;
 /// CMake tools: profiles, configure, build, CTest and direct test runs with the real cmake, ninja and
 /// g++ on a copy of the acceptance project (CI or `FORGEMCP_HEAVY_TESTS=1`), and argument errors.
 mod cmake;
+/// Confirmations: `inputResponses` only answer the round that asked; `root/` paths are escaped in
+/// the question.
+mod confirm;
 
 /// Workspace mutations through the MCP surface: every operation and refusal, the escape matrix,
 /// the link-swapping race, SIGKILL atomicity on the real binary, diff snapshots, line endings.
