@@ -28,6 +28,9 @@ mod process;
 /// The process service through the MCP surface (in-process server and the real binary): tools,
 /// resources, completions, timeouts, cancellation, stdin EOF, the 1 GiB flood (feature `test-tools`).
 mod process_mcp;
+/// Concurrent actors: two servers writing into one folder, link swaps racing reads, mirrors,
+/// search, listings, file info and `cmake_run_test`.
+mod races;
 /// Text search through the MCP surface: rules, counts, skipped files, progress throttling.
 mod search;
 /// The MCP surface itself: initialize, capabilities, registry rules, protocol robustness, progress,
