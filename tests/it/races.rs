@@ -72,3 +72,97 @@ fn report(elapsed: std::time::Duration, large_writes: usize, small_writes: usize
         2 * small_writes
     );
 }
+
+/// Link swaps per tool.
+const SWAPS: usize = 2_000;
+
+/// The bytes of the file outside the roots: recognisable in text and in base64 (15 bytes per
+/// repetition, so its base64 repeats too).
+const OUTSIDE: &str = "OUTSIDE SECRET ";
+
+/// Swaps `project/d` with a link to `outside` and back, `SWAPS` times, while `probe` is called
+/// over and over; every answer (result, error or resource contents, serialized) must show nothing
+/// of the outside directory. Returns how many calls ran.
+async fn swap_race<F, Fut>(ws: &TempWorkspace, outside: &std::path::Path, probe: F) -> usize
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = String>,
+{
+    use base64::Engine as _;
+    let project = ws.project.clone();
+    let outside_dir = outside.to_path_buf();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let (d, real) = (project.join("d"), project.join("d.real"));
+            for _ in 0..SWAPS {
+                std::fs::rename(&d, &real).unwrap();
+                std::os::unix::fs::symlink(&outside_dir, &d).unwrap();
+                std::thread::sleep(std::time::Duration::from_micros(200));
+                std::fs::remove_file(&d).unwrap();
+                std::fs::rename(&real, &d).unwrap();
+                std::thread::sleep(std::time::Duration::from_micros(100));
+            }
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+        })
+    };
+    let encoded = base64::engine::general_purpose::STANDARD.encode(OUTSIDE.repeat(4));
+    let mut calls = 0;
+    while !done.load(std::sync::atomic::Ordering::SeqCst) {
+        let answer = probe().await;
+        calls += 1;
+        for leak in [OUTSIDE.trim(), &encoded[..20], "secret-name", "5010"] {
+            assert!(!answer.contains(leak), "call {calls} showed `{leak}` from outside the roots: {answer}");
+        }
+    }
+    swapper.join().unwrap();
+    calls
+}
+
+/// A workspace with `project/d/f` and, outside the roots, a directory with an `f` of
+/// [`OUTSIDE`] bytes (5,010 of them) and a `secret-name` file.
+fn swap_fixture() -> (TempWorkspace, tempfile::TempDir) {
+    let ws = TempWorkspace::new("//- d/f\n    inside");
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("f"), OUTSIDE.repeat(334)).unwrap();
+    std::fs::write(outside.path().join("secret-name"), "x").unwrap();
+    (ws, outside)
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn link_swaps_never_redirect_reads_mirrors_search_listing_or_info() {
+    let (ws, outside) = swap_fixture();
+    let client = ws.connect(TestClient::new()).await;
+    let tools: [(&str, &str, serde_json::Value); 4] = [
+        ("read", "workspace_read_file", json!({ "path": "project/d/f" })),
+        ("search", "workspace_text_search", json!({ "query": "SECRET", "path": "project" })),
+        ("list", "workspace_list", json!({ "path": "project" })),
+        ("info", "workspace_file_info", json!({ "path": "project/d/f" })),
+    ];
+    let mut counts = Vec::new();
+    for (label, tool, args) in &tools {
+        let calls = swap_race(&ws, outside.path(), || async {
+            serde_json::to_string(&call(&client, tool, args.clone()).await).unwrap()
+        })
+        .await;
+        counts.push(format!("{label} {calls}"));
+    }
+    for (label, uri) in [
+        ("file mirror", "forgemcp://workspace/file/project/d/f"),
+        ("raw mirror", "forgemcp://workspace/raw/project/d/f"),
+    ] {
+        let calls = swap_race(&ws, outside.path(), || async {
+            format!("{:?}", crate::support::read_resource(&client, uri).await)
+        })
+        .await;
+        counts.push(format!("{label} {calls}"));
+    }
+    report_swaps(&counts);
+}
+
+#[expect(clippy::print_stderr, reason = "the race reports how many calls ran against the swaps")]
+fn report_swaps(counts: &[String]) {
+    eprintln!("{SWAPS} link swaps per tool, 0 outside bytes; calls: {}", counts.join(", "));
+}
