@@ -898,9 +898,9 @@ impl CmakeService {
             .roots()
             .resolve_existing(&exe_path, LinkPolicy::FollowInsideRoots)
             .map_err(|e| argument("executable")(error_chain(&e)))?;
-        if !exe.abs.is_file() {
-            return Err(argument("executable")(format!("`{exe_path}` is not a regular file")));
-        }
+        // Pinned now: the run executes this file, whatever the path names by then.
+        let pinned = crate::process::CheckedExecutable::open(&exe.abs, self.roots())
+            .map_err(|e| argument("executable")(format!("`{exe_path}` {e}")))?;
         if cfg!(windows)
             && exe
                 .abs
@@ -923,7 +923,7 @@ impl CmakeService {
         }
         call.progress.report_with(0.0, Some(1.0), || format!("Starting {exe_path}"));
         let _serialized = self.lock.lock().await;
-        let spec = crate::process::CommandSpec::new(&exe.abs, &dir.abs).args(&arguments).timeout(timeout);
+        let spec = crate::process::CommandSpec::checked(pinned, &dir.abs).args(&arguments).timeout(timeout);
         let (process_id, error) = match self.processes.run(spec, call).await {
             Ok(completed) => (Some(completed.id), failure("the test executable", &completed, Some(timeout))),
             Err(err) => (None, Some(error_chain(&err))),

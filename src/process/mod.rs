@@ -11,9 +11,10 @@
 //! which must outlive the server and belong to no workspace.
 //! Architecture invariant: a working directory must lie inside the project or storage root, checked
 //! component-wise on canonical paths.
-//! Architecture invariant: this module knows nothing about MCP; it depends on `workspace::path` and
-//! `call` only.
+//! Architecture invariant: this module knows nothing about MCP; it depends on `workspace::path`,
+//! `workspace::opened` (to pin checked executables) and `call` only.
 
+mod checked;
 pub mod detached;
 pub mod journal;
 mod registry;
@@ -33,6 +34,7 @@ use parking_lot::Mutex;
 use crate::call::Call;
 use crate::workspace::path::Roots;
 
+pub use checked::{CheckedExecutable, CheckedExecutableError};
 pub use journal::Stream;
 pub use registry::{Completed, ProcessId, ProcessInfo, Status, Summary};
 pub use run::{RecordedStdin, RecordedStdout};

@@ -88,6 +88,20 @@ where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = String>,
 {
+    swap_race_paced(ws, outside, std::time::Duration::from_micros(200), probe).await
+}
+
+/// [`swap_race`] with `pause` in each state of a swap (the link, then the real directory).
+async fn swap_race_paced<F, Fut>(
+    ws: &TempWorkspace,
+    outside: &std::path::Path,
+    pause: std::time::Duration,
+    probe: F,
+) -> usize
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = String>,
+{
     use base64::Engine as _;
     let project = ws.project.clone();
     let outside_dir = outside.to_path_buf();
@@ -99,10 +113,10 @@ where
             for _ in 0..SWAPS {
                 std::fs::rename(&d, &real).unwrap();
                 std::os::unix::fs::symlink(&outside_dir, &d).unwrap();
-                std::thread::sleep(std::time::Duration::from_micros(200));
+                std::thread::sleep(pause);
                 std::fs::remove_file(&d).unwrap();
                 std::fs::rename(&real, &d).unwrap();
-                std::thread::sleep(std::time::Duration::from_micros(100));
+                std::thread::sleep(pause);
             }
             done.store(true, std::sync::atomic::Ordering::SeqCst);
         })
@@ -165,4 +179,40 @@ async fn link_swaps_never_redirect_reads_mirrors_search_listing_or_info() {
 #[expect(clippy::print_stderr, reason = "the race reports how many calls ran against the swaps")]
 fn report_swaps(counts: &[String]) {
     eprintln!("{SWAPS} link swaps per tool, 0 outside bytes; calls: {}", counts.join(", "));
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn link_swaps_never_run_an_outside_test_executable() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (ws, outside) = swap_fixture();
+    let script = |dir: &std::path::Path, body: &str| {
+        let path = dir.join("t");
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    script(&ws.project.join("d"), "echo inside");
+    let ran = outside.path().join("ran");
+    script(outside.path(), &format!("echo {OUTSIDE}; touch '{}.'$$", ran.display()));
+    let client = ws.connect(TestClient::new()).await;
+    let args = json!({ "executable": "project/d/t", "timeout": { "total": 30 } });
+    let succeeded = std::sync::atomic::AtomicUsize::new(0);
+    let calls = swap_race_paced(&ws, outside.path(), std::time::Duration::from_millis(1), || async {
+        let res = call(&client, "cmake_run_test", args.clone()).await;
+        let ran_cleanly = res.structured_content.as_ref().is_some_and(|value| value["error"].is_null());
+        if res.is_error != Some(true) && ran_cleanly {
+            succeeded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        serde_json::to_string(&res).unwrap()
+    })
+    .await;
+    let runs: Vec<String> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("ran."))
+        .collect();
+    assert_eq!(runs, Vec::<String>::new(), "the outside script ran");
+    let succeeded = succeeded.into_inner();
+    assert!(succeeded > 0, "some of the {calls} runs found the real script");
+    report_swaps(&[format!("cmake_run_test {calls} ({succeeded} ran the checked script)")]);
 }
