@@ -117,6 +117,38 @@ fn real_path(file: &File, abs: &Path) -> io::Result<PathBuf> {
     Ok(real)
 }
 
+/// Opens the files of a traversal for reading, each relative to a descriptor of its directory that
+/// was verified to be exactly the walked directory: one verification per directory instead of per
+/// file (a traversal visits a directory's files one after another), and the final open never
+/// follows a link. Linux; elsewhere every file goes through [`open_checked`].
+#[derive(Default)]
+pub struct TraversalOpener {
+    #[cfg(target_os = "linux")]
+    dir: Option<(PathBuf, File)>,
+}
+
+impl TraversalOpener {
+    /// Opens `path` (absolute, as walked) for reading, refusing it unless it is exactly that file.
+    pub fn open(&mut self, path: &Path) -> io::Result<File> {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::fs::{Mode, OFlags};
+            let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+                return open_checked(path, Place::Exactly(path), Purpose::Read);
+            };
+            if self.dir.as_ref().is_none_or(|(dir, _)| dir != parent) {
+                let dir = open_checked(parent, Place::Exactly(parent), Purpose::Inspect)?;
+                self.dir = Some((parent.to_path_buf(), dir));
+            }
+            let (_, dir) = self.dir.as_ref().expect("set above");
+            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+            Ok(File::from(rustix::fs::openat(dir, name, flags, Mode::empty())?))
+        }
+        #[cfg(not(target_os = "linux"))]
+        open_checked(path, Place::Exactly(path), Purpose::Read)
+    }
+}
+
 /// A path through which the directory `dir` (opened by [`open_checked`]) is read again as the very
 /// same object (Linux: `/proc/self/fd/<n>`; elsewhere its path, best effort).
 pub fn reopen_path(dir: &File, abs: &Path) -> PathBuf {
@@ -163,5 +195,10 @@ mod tests {
         std::os::unix::fs::symlink(project.join("d.real"), project.join("d")).unwrap();
         assert!(open_checked(&f, Place::InsideRoots(&roots), Purpose::Read).is_ok());
         assert!(is_misplaced(&open_checked(&f, Place::Exactly(&f), Purpose::Read).unwrap_err()));
+        let mut opener = TraversalOpener::default();
+        assert!(is_misplaced(&opener.open(&f).unwrap_err()), "the directory is reached through a link");
+        std::fs::remove_file(project.join("d")).unwrap();
+        std::fs::rename(project.join("d.real"), project.join("d")).unwrap();
+        assert!(opener.open(&f).is_ok());
     }
 }
