@@ -5,9 +5,10 @@
 //! answered immediately. The admin link joins the Hub in the background from the start (so the
 //! panel line appears before any client connects); failing to reach or start a Hub is a warning,
 //! never fatal. Started from a terminal, the server says at once that it waits for a client.
-//! Architecture invariant: stdin EOF starts the shutdown at once (clangd gets half a second to exit
+//! Architecture invariant: stdin EOF, SIGINT, SIGTERM and SIGHUP start the shutdown at once (clangd gets half a second to exit
 //! politely, then every process tree is killed), without waiting for rmcp, which lets calls still in
-//! flight finish for up to 5 s; no process of any tree is alive a second after EOF.
+//! flight finish for up to 5 s; no process of any tree, and no stray a tree left (this process owns
+//! every descendant, `process::own_every_descendant`), is alive a second after EOF or the signal.
 
 use std::io::{self, Write as _};
 use std::pin::Pin;
@@ -76,6 +77,9 @@ pub async fn serve_stdio(config: &ServeConfig, admin: &AdminConfig, admin_env: &
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         let _ = writeln!(std::io::stderr().lock(), "{TERMINAL_LINE}");
     }
+    // Before anything is spawned: a signal from now on ends the session like stdin EOF.
+    let mut signals = Signals::install()?;
+    crate::process::own_every_descendant();
     let services = build_services(config);
     let server = ForgeServer::new(services.clone(), config.progress_interval());
     // Before the transport: every call, even the first, is in the panel's history.
@@ -105,7 +109,7 @@ pub async fn serve_stdio(config: &ServeConfig, admin: &AdminConfig, admin_env: &
         // rmcp ends the session only after calls still running (a build, a probe) answered, for up
         // to 5 s; stdin EOF stops their processes now instead.
         () = input_ended.cancelled() => tracing::info!("stdin closed"),
-        _ = tokio::signal::ctrl_c() => tracing::info!("interrupted"),
+        signal = signals.received() => tracing::info!("{signal} received"),
     }
     // clangd first, politely (shutdown, exit), but briefly: every process tree must be gone within a
     // second of stdin EOF. Then every external process tree still running.
@@ -126,6 +130,52 @@ pub async fn serve_stdio(config: &ServeConfig, admin: &AdminConfig, admin_env: &
 /// What a person who started the server in a terminal reads first.
 pub const TERMINAL_LINE: &str = "forgemcp: this is an MCP server; it waits for an MCP client on stdin \
 (JSON-RPC). Connect a client such as Claude Code or Codex as the README section \"Connect Codex or Claude Code\" explains.";
+/// SIGINT, SIGTERM and SIGHUP (Unix) or Ctrl-C (elsewhere): each ends the session like stdin EOF.
+struct Signals {
+    #[cfg(unix)]
+    streams: Vec<(&'static str, tokio::signal::unix::Signal)>,
+}
+
+impl Signals {
+    fn install() -> anyhow::Result<Signals> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let kinds = [
+                ("SIGINT", SignalKind::interrupt()),
+                ("SIGTERM", SignalKind::terminate()),
+                ("SIGHUP", SignalKind::hangup()),
+            ];
+            let mut streams = Vec::new();
+            for (name, kind) in kinds {
+                streams.push((name, signal(kind).with_context(|| format!("cannot handle {name}"))?));
+            }
+            Ok(Signals { streams })
+        }
+        #[cfg(not(unix))]
+        Ok(Signals {})
+    }
+
+    /// The name of the first signal received.
+    async fn received(&mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            let waits = self.streams.iter_mut().map(|(name, stream)| {
+                let name = *name;
+                Box::pin(async move {
+                    stream.recv().await;
+                    name
+                })
+            });
+            futures_util::future::select_all(waits).await.0
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            "Ctrl-C"
+        }
+    }
+}
 
 /// How long clangd may take to exit politely at the end of the session.
 const CLANGD_GRACE: Duration = Duration::from_millis(500);

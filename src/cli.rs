@@ -43,10 +43,14 @@ pub struct Args {
 }
 
 impl Args {
-    /// Parses the process's command line. Help and version requests print to stdout and exit 0;
-    /// usage errors print to stderr and exit 2 (clap's conventions). Neither starts an MCP session.
-    pub fn parse() -> Args {
-        Args::try_parse_from(std::env::args_os()).unwrap_or_else(|err| err.exit())
+    /// Parses the process's command line. Help and version requests print to stdout and exit 0
+    /// (clap's conventions); every other clap error is returned, for [`usage_line`] and exit 2.
+    /// Neither starts an MCP session.
+    pub fn parse() -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::env::args_os()).map_err(|err| match err.kind() {
+            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => err.exit(),
+            _ => err,
+        })
     }
 
     /// Parses an explicit command line; the first item is the program name.
@@ -76,6 +80,21 @@ impl Args {
     pub fn command() -> clap::Command {
         Cli::command()
     }
+}
+
+/// A clap error as one line without the `error: ` prefix: clap's first line, then each `tip:` line,
+/// joined by `; `, and a pointer to `--help` (clap's usage block and blank lines are dropped).
+pub fn usage_line(err: &clap::Error) -> String {
+    let rendered = err.render().to_string();
+    let mut lines = rendered.lines().map(str::trim).filter(|line| !line.is_empty());
+    let first = lines.next().unwrap_or("invalid command line");
+    let mut res = first.strip_prefix("error: ").unwrap_or(first).to_owned();
+    for tip in lines.filter(|line| line.starts_with("tip:")) {
+        res.push_str("; ");
+        res.push_str(tip);
+    }
+    res.push_str(" (see forgemcp --help)");
+    res
 }
 
 /// The values of a group option, one `Vec` per occurrence.
@@ -183,12 +202,13 @@ struct Cli {
 
     /// Preferred HTTP port when this instance starts a new admin Hub.
     ///
-    /// A running Hub keeps its port; a free port is chosen when this one is taken.
+    /// A running Hub keeps its port; a free port is chosen when this one is taken. 0 means any
+    /// free port.
     #[arg(
         long,
         value_name = "PORT",
         default_value_t = DEFAULT_ADMIN_PORT,
-        value_parser = clap::value_parser!(u16).range(1..),
+        value_parser = clap::value_parser!(u16),
         help_heading = "Admin panel"
     )]
     admin_port: u16,
@@ -361,8 +381,8 @@ mod tests {
     }
 
     #[test]
-    fn admin_port_is_a_nonzero_u16() {
-        assert_eq!(parse_err(&["--admin-port", "0"]), ErrorKind::ValueValidation);
+    fn admin_port_is_a_u16_and_zero_means_any_free_port() {
+        assert_eq!(parse_ok(&["--admin-port", "0"]).admin_port, 0);
         assert_eq!(parse_err(&["--admin-port", "65536"]), ErrorKind::ValueValidation);
         assert_eq!(parse_err(&["--admin-port", "http"]), ErrorKind::ValueValidation);
         assert_eq!(parse_ok(&["--admin-port", "65535"]).admin_port, 65535);

@@ -352,6 +352,12 @@ pub enum ConfigError {
     StorageNotDirectory { origin: StorageOrigin, path: PathBuf },
     #[error("{origin} {}: {reason}", shown_path(path))]
     StorageUnreadable { origin: StorageOrigin, path: PathBuf, reason: io::Error },
+    #[error("{origin} {}: cannot be created or written: {problem}", shown_path(path))]
+    StorageNotCreatable { origin: StorageOrigin, path: PathBuf, problem: String },
+
+    /// A command line clap itself refused (unknown option, missing or malformed value).
+    #[error("{message}")]
+    Usage { message: String },
 
     #[error("--progress-interval {}: {problem}", quoted(value))]
     ProgressInterval { value: String, problem: &'static str },
@@ -381,6 +387,14 @@ pub enum ConfigError {
 
     #[error("--cmake-toolset {}: the toolset id or name is empty", quoted(value))]
     EmptyCmakeToolset { value: String },
+    #[error("--cmake-toolset {}: no toolset has this id or name (known: {known})", quoted(value))]
+    UnknownCmakeToolset { value: String, known: String },
+    #[error(
+        "--cmake-profile {}: toolset={}: no toolset has this id or name (known: {known})",
+        shown(profile),
+        quoted(value)
+    )]
+    UnknownProfileToolset { profile: String, value: String, known: String },
 
     #[error("--cmake-profile {}: {problem}", shown(name))]
     ProfileName { name: String, problem: &'static str },
@@ -440,7 +454,8 @@ impl fmt::Display for StorageOrigin {
 /// errors exit 2 inside clap; an invalid value prints one `forgemcp: error: …` line on stderr and
 /// returns the exit status to end `main` with. Nothing is started before this returns.
 pub fn load() -> Result<Config, ExitCode> {
-    from_args(cli::Args::parse()).map_err(|err| report(&err))
+    let args = cli::Args::parse().map_err(|err| report(&ConfigError::Usage { message: cli::usage_line(&err) }))?;
+    from_args(args).map_err(|err| report(&err))
 }
 
 /// Prints the error as one stderr line and returns exit status 2.
@@ -509,8 +524,16 @@ fn serve_config(args: cli::Args, cwd: &Path) -> Result<ServeConfig, ConfigError>
         Some(value) => value,
         None => DEFAULT_CMAKE_TOOLSET.to_owned(),
     };
+    let known = KnownToolsets::new(&toolsets);
+    if !known.may_exist(&cmake_toolset) {
+        return Err(ConfigError::UnknownCmakeToolset { value: cmake_toolset, known: known.shown() });
+    }
     let roots = Roots::new(workspace_root.clone(), storage_root.clone());
     let cmake_profiles = cmake_profiles(&args.cmake_profiles, &cmake_toolset, &roots)?;
+    if let Some(profile) = cmake_profiles.iter().find(|profile| !known.may_exist(&profile.toolset)) {
+        let (profile, value) = (profile.name.clone(), profile.toolset.clone());
+        return Err(ConfigError::UnknownProfileToolset { profile, value, known: known.shown() });
+    }
     Ok(ServeConfig {
         workspace_root,
         storage_root,
@@ -520,6 +543,37 @@ fn serve_config(args: cli::Args, cwd: &Path) -> Result<ServeConfig, ConfigError>
         cmake_profiles,
         discovery_env: Box::default(),
     })
+}
+
+/// The toolset ids and names known before discovery: the System toolset and the user toolsets.
+/// Visual Studio toolsets exist only on Windows and only discovery finds them, so there every
+/// selector may name one.
+struct KnownToolsets {
+    names: Vec<String>,
+    ids: Vec<String>,
+}
+
+impl KnownToolsets {
+    fn new(user: &[UserToolsetSpec]) -> KnownToolsets {
+        let mut names = vec![crate::toolchain::SYSTEM_NAME.to_owned()];
+        let mut ids = vec![crate::toolchain::SYSTEM_ID.to_owned()];
+        for toolset in user {
+            names.push(toolset.name.clone());
+            ids.push(crate::toolchain::ToolsetId::user(&toolset.name).as_str().to_owned());
+        }
+        KnownToolsets { names, ids }
+    }
+
+    /// Whether a toolset with this id or name can exist once discovery ran.
+    fn may_exist(&self, value: &str) -> bool {
+        cfg!(windows) || self.names.iter().chain(&self.ids).any(|known| known == value)
+    }
+
+    /// The names for a message (ids are `system` and `user-<sha256 of the name>`).
+    fn shown(&self) -> String {
+        let names: Vec<String> = self.names.iter().map(|name| quoted(name)).collect();
+        format!("{}, or their ids", names.join(", "))
+    }
 }
 
 fn workspace_root(given: Option<&Path>, cwd: &Path) -> Result<PathBuf, ConfigError> {
@@ -570,6 +624,9 @@ fn storage_root(given: Option<&Path>, project: &Path, cwd: &Path) -> Result<Path
     if storage == project {
         return Err(ConfigError::StorageIsProject { origin, path });
     }
+    if let Err(problem) = creatable(&storage) {
+        return Err(ConfigError::StorageNotCreatable { origin, path, problem });
+    }
     if project.starts_with(&storage) {
         return Err(ConfigError::StorageContainsProject { origin, path, project: project.to_path_buf() });
     }
@@ -577,6 +634,33 @@ fn storage_root(given: Option<&Path>, project: &Path, cwd: &Path) -> Result<Path
         return Err(ConfigError::StorageInsideProject { origin, path, project: project.to_path_buf() });
     }
     Ok(storage)
+}
+
+/// Whether the storage directory `storage` (absolute, links resolved in its existing part) exists
+/// and is writable, or could be created, without creating anything: its nearest existing ancestor
+/// must be a directory this process may write to and search (`access(2)`, which also sees read-only
+/// file systems). Elsewhere than Unix only the ancestor's kind is checked.
+fn creatable(storage: &Path) -> Result<(), String> {
+    let mut existing = storage;
+    loop {
+        match std::fs::metadata(existing) {
+            Ok(meta) if meta.is_dir() => break,
+            Ok(_) => return Err(format!("{} is not a directory", shown_path(existing))),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => match existing.parent() {
+                Some(parent) => existing = parent,
+                None => return Err("no part of the path exists".to_owned()),
+            },
+            Err(err) => return Err(format!("{}: {err}", shown_path(existing))),
+        }
+    }
+    #[cfg(unix)]
+    {
+        use rustix::fs::{Access, access};
+        if let Err(err) = access(existing, Access::WRITE_OK | Access::EXEC_OK) {
+            return Err(format!("{} is not writable: {}", shown_path(existing), io::Error::from(err)));
+        }
+    }
+    Ok(())
 }
 
 /// Resolves links in the existing part of an absolute path and appends the missing rest lexically
@@ -1573,8 +1657,23 @@ mod tests {
     #[test]
     fn cmake_toolset_selector() {
         let fx = Fixture::new();
-        assert_eq!(fx.serve(&["--cmake-toolset", "LLVM 20"]).cmake_toolset(), "LLVM 20");
+        let clang = format!("clang={}", s(&fx.tool("tools/clang")));
+        let llvm = ["--toolset", "LLVM 20", clang.as_str()];
+        assert_eq!(fx.serve(&[&llvm[..], &["--cmake-toolset", "LLVM 20"]].concat()).cmake_toolset(), "LLVM 20");
+        let id = crate::toolchain::ToolsetId::user("LLVM 20");
+        assert_eq!(fx.serve(&[&llvm[..], &["--cmake-toolset", id.as_str()]].concat()).cmake_toolset(), id.as_str());
+        assert_eq!(fx.serve(&["--cmake-toolset", "System"]).cmake_toolset(), "System");
         assert_eq!(fx.error(&["--cmake-toolset", " "]), "--cmake-toolset ` `: the toolset id or name is empty");
+        if cfg!(not(windows)) {
+            assert_eq!(
+                fx.error(&[&llvm[..], &["--cmake-toolset", "nosuch"]].concat()),
+                "--cmake-toolset `nosuch`: no toolset has this id or name (known: `System`, `LLVM 20`, or their ids)"
+            );
+            assert_eq!(
+                fx.error(&["--cmake-profile", "a", "toolset=LLVM 20"]),
+                "--cmake-profile a: toolset=`LLVM 20`: no toolset has this id or name (known: `System`, or their ids)"
+            );
+        }
     }
 
     // CMake profiles.
@@ -1624,26 +1723,34 @@ mod tests {
     #[test]
     fn profile_toolset_defaults_to_cmake_toolset() {
         let fx = Fixture::new();
+        let clang = format!("clang={}", s(&fx.tool("tools/clang")));
         let serve = fx.serve(&[
+            "--toolset",
+            "LLVM 20",
+            &clang,
             "--cmake-toolset",
             "LLVM 20",
             "--cmake-profile",
             "a",
             "--cmake-profile",
             "b",
-            "toolset=visual-studio-1",
+            "toolset=system",
         ]);
         let toolsets: Vec<_> = serve.cmake_profiles().iter().map(|p| p.toolset.as_str()).collect();
-        assert_eq!(toolsets, ["LLVM 20", "visual-studio-1"]);
+        assert_eq!(toolsets, ["LLVM 20", "system"]);
     }
 
     #[test]
     fn plain_profile_with_every_key() {
         let fx = Fixture::new();
         fx.file("proj/cmake/toolchain.cmake");
+        let clang = format!("clang={}", s(&fx.tool("tools/clang")));
         let spec = profile(
             &fx,
             &[
+                "--toolset",
+                "LLVM 20",
+                &clang,
                 "--cmake-profile",
                 "debug",
                 "toolset=LLVM 20",

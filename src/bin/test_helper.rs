@@ -11,7 +11,10 @@
 //! | `echo-stdin` | copy stdin to stdout until EOF |
 //! | `spawn:STEPS` | start this helper again with STEPS (`+`-separated; a `,` inside a step becomes `+`, for one more level of nesting), inheriting stdio; print `child=<pid>` |
 //! | `spawn-quiet:STEPS` | like `spawn`, with null stdio |
+//! | `spawn-clean:STEPS` | like `spawn`, with an empty environment (no process-tree marker) |
 //! | `setsid` | leave the process group and session (`setsid(2)`, Unix) |
+//! | `pgrp` | leave the process group for a new one (`setpgid(0, 0)`, Unix) |
+//! | `ignore-term` | ignore SIGTERM (Unix) |
 //! | `pid` | print `pid=<pid>` to stdout |
 //! | `exit:N` | exit with status N at once |
 //!
@@ -42,11 +45,25 @@ fn run(step: &str) {
             std::io::stdin().read_to_end(&mut input).expect("read stdin");
             write(&mut std::io::stdout().lock(), &input);
         }
-        "spawn" => spawn(value, false),
-        "spawn-quiet" => spawn(value, true),
+        "spawn" => spawn(value, Spawn::Inherit),
+        "spawn-quiet" => spawn(value, Spawn::Quiet),
+        "spawn-clean" => spawn(value, Spawn::CleanEnv),
         "setsid" => {
             #[cfg(unix)]
             nix::unistd::setsid().expect("setsid");
+        }
+        "pgrp" => {
+            #[cfg(unix)]
+            nix::unistd::setpgid(nix::unistd::Pid::from_raw(0), nix::unistd::Pid::from_raw(0)).expect("setpgid");
+        }
+        "ignore-term" => {
+            #[cfg(unix)]
+            // SAFETY: installing SIG_IGN runs no handler code.
+            #[expect(unsafe_code, reason = "ignoring a signal is an unsafe call in nix")]
+            unsafe {
+                nix::sys::signal::signal(nix::sys::signal::Signal::SIGTERM, nix::sys::signal::SigHandler::SigIgn)
+                    .expect("ignore SIGTERM");
+            }
         }
         "pid" => write(&mut std::io::stdout().lock(), format!("pid={}\n", std::process::id()).as_bytes()),
         "exit" => std::process::exit(value.parse().expect("exit:N")),
@@ -125,13 +142,27 @@ fn increment(digits: &mut [u8]) {
     }
 }
 
-fn spawn(steps: &str, quiet: bool) {
+/// How `spawn` steps start the grandchild.
+#[derive(PartialEq)]
+enum Spawn {
+    Inherit,
+    Quiet,
+    CleanEnv,
+}
+
+fn spawn(steps: &str, how: Spawn) {
     let exe = std::env::current_exe().expect("own executable");
     #[expect(clippy::disallowed_methods, reason = "test helper: starts its own grandchildren to test tree kills")]
     let mut command = std::process::Command::new(exe);
     command.args(steps.split('+').map(|step| step.replace(',', "+")));
-    if quiet {
-        command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    match how {
+        Spawn::Inherit => {}
+        Spawn::Quiet => {
+            command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        }
+        Spawn::CleanEnv => {
+            command.env_clear();
+        }
     }
     #[expect(clippy::zombie_processes, reason = "the grandchild outlives this helper on purpose; tests kill it")]
     let child = command.spawn().expect("spawn a grandchild");

@@ -15,7 +15,7 @@ use super::output::{Shortener, failure, qualify_reported};
 use super::sanitizer::{Report, Watch};
 use super::{CmakeService, Error, RunTestOutcome};
 use crate::call::Call;
-use crate::process::{Completed, Timeout};
+use crate::process::{CheckedExecutable, Completed, Timeout};
 use crate::text::error_chain;
 use crate::workspace::WorkspaceService;
 use crate::workspace::path::{Area, LinkPolicy, QualifiedPath, Roots};
@@ -26,11 +26,12 @@ const TAIL_LINES: usize = 20;
 const SUMMARY_FRAMES: usize = 3;
 
 /// A checked direct run: what to start, where, with which arguments.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct TestRun {
     pub executable: QualifiedPath,
-    /// Where the executable is (an in-root link's target).
-    pub executable_abs: PathBuf,
+    /// The executable opened where it was checked (an in-root link's target): the run executes
+    /// this file, whatever the path names by then.
+    pub executable_file: CheckedExecutable,
     pub arguments: Vec<String>,
     pub cwd: QualifiedPath,
     pub cwd_abs: PathBuf,
@@ -53,9 +54,8 @@ pub fn resolve_test_run(
     let exe = roots
         .resolve_existing(&exe_path, LinkPolicy::FollowInsideRoots)
         .map_err(|e| argument("executable")(error_chain(&e)))?;
-    if !exe.abs.is_file() {
-        return Err(argument("executable")(format!("`{exe_path}` is not a regular file")));
-    }
+    let executable_file =
+        CheckedExecutable::open(&exe.abs, roots).map_err(|e| argument("executable")(format!("`{exe_path}` {e}")))?;
     if cfg!(windows)
         && exe
             .abs
@@ -76,7 +76,7 @@ pub fn resolve_test_run(
     if !dir.abs.is_dir() {
         return Err(argument("cwd")(format!("`{cwd_path}` is not a directory")));
     }
-    Ok(TestRun { executable: exe_path, executable_abs: exe.abs, arguments, cwd: cwd_path, cwd_abs: dir.abs })
+    Ok(TestRun { executable: exe_path, executable_file, arguments, cwd: cwd_path, cwd_abs: dir.abs })
 }
 
 /// A `storage/` path needs the storage root to exist already (resolving would create it).
@@ -132,7 +132,7 @@ impl CmakeService {
         watch: Arc<Mutex<RunWatch>>,
         call: &Call,
     ) -> Result<Completed, crate::process::Error> {
-        let spec = crate::process::CommandSpec::new(&run.executable_abs, &run.cwd_abs)
+        let spec = crate::process::CommandSpec::checked(run.executable_file.clone(), &run.cwd_abs)
             .args(&run.arguments)
             .timeout(timeout)
             .on_line(Arc::new(move |_stream, line| {

@@ -6,7 +6,8 @@
 //! `processes_overview`, and killed as a tree at shutdown, while a Hub must survive the instance that
 //! started it and an opener has no workspace at all. What they keep from the service's rules: the
 //! command is built only here, stdin and stdout are never inherited (stdout is the MCP channel), and
-//! the child carries no process-tree marker, so no service ever kills it as part of a tree.
+//! the child carries no process-tree marker, so no service ever kills it as part of a tree, and its
+//! pid is registered as detached, so no stray sweep kills it either.
 //!
 //! Architecture invariant: with `run.rs`, this is the only file that constructs OS commands.
 //! Architecture invariant: a detached child starts in its own process group (Unix) or as a detached
@@ -102,7 +103,13 @@ pub fn spawn_detached(spec: DetachedSpec) -> io::Result<Detached> {
         }
         command.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP);
     }
-    Ok(Detached { child: command.spawn()? })
+    // Registered before the lock is released: a stray sweep never mistakes it for a stray.
+    let mut detached = super::tree::detached_children();
+    let child = command.spawn()?;
+    if let Some(pid) = child.id() {
+        detached.insert(pid);
+    }
+    Ok(Detached { child })
 }
 
 #[cfg(all(test, unix))]

@@ -11,9 +11,10 @@
 //! which must outlive the server and belong to no workspace.
 //! Architecture invariant: a working directory must lie inside the project or storage root, checked
 //! component-wise on canonical paths.
-//! Architecture invariant: this module knows nothing about MCP; it depends on `workspace::path` and
-//! `call` only.
+//! Architecture invariant: this module knows nothing about MCP; it depends on `workspace::path`,
+//! `workspace::opened` (to pin checked executables) and `call` only.
 
+mod checked;
 pub mod detached;
 pub mod journal;
 mod registry;
@@ -35,12 +36,13 @@ use parking_lot::Mutex;
 use crate::call::Call;
 use crate::workspace::path::Roots;
 
+pub use checked::{CheckedExecutable, CheckedExecutableError};
 pub use journal::Stream;
 pub use registry::{Completed, ProcessId, ProcessInfo, Status, Summary};
 pub use run::{RecordedStdin, RecordedStdout};
 pub use select::{LineSelector, Selection, SelectionError, TimeSelector};
 pub use spec::{CommandSpec, LineCallback, Stdin, Timeout};
-pub use tree::is_alive;
+pub use tree::{is_alive, own_every_descendant};
 
 use journal::Journal;
 use registry::{Record, Registry};
@@ -520,6 +522,15 @@ impl ProcessService {
             {
                 tracing::error!("process {} supervisor panicked", record.id);
             }
+        }
+        // Strays of trees that ended earlier (only when this process owns every descendant).
+        let mut pending = tree::kill_strays(&self.inner.leaders);
+        for _ in 0..50 {
+            pending = tree::reap(&pending, &self.inner.leaders);
+            if pending.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 }

@@ -54,7 +54,11 @@ pub(crate) fn spawn(spec: &CommandSpec, cwd: &Path, marker: &str, leaders: &Lead
     #[cfg(not(windows))]
     let executable = &spec.executable;
     #[expect(clippy::disallowed_methods, reason = "the process service is the one place that builds OS commands")]
-    let mut command = tokio::process::Command::new(executable.as_os_str());
+    let mut command = match &spec.pinned {
+        #[cfg(target_os = "linux")]
+        Some(pinned) => pinned_command(pinned),
+        _ => tokio::process::Command::new(executable.as_os_str()),
+    };
     command.args(&spec.arguments).current_dir(cwd.as_os_str());
     if spec.env_clear {
         command.env_clear();
@@ -71,6 +75,8 @@ pub(crate) fn spawn(spec: &CommandSpec, cwd: &Path, marker: &str, leaders: &Lead
         Stdin::Bytes(_) | Stdin::Piped => Stdio::piped(),
     });
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    #[cfg(target_os = "linux")]
+    super::tree::leader_pre_exec(&mut command);
     let mut wrap = CommandWrap::from(command);
     #[cfg(unix)]
     wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
@@ -87,6 +93,30 @@ pub(crate) fn spawn(spec: &CommandSpec, cwd: &Path, marker: &str, leaders: &Lead
     let stdout = child.stdout().take().expect("stdout was configured as piped");
     let stderr = child.stderr().take().expect("stderr was configured as piped");
     Ok(Launch { child, pid, stdin, stdout, stderr })
+}
+
+/// A command that execs the file `pinned` holds through `/proc/self/fd/<n>`, with `argv[0]` its
+/// checked path; the descriptor stays open across the exec in the child only (for `#!` scripts).
+#[cfg(target_os = "linux")]
+fn pinned_command(pinned: &super::CheckedExecutable) -> tokio::process::Command {
+    use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd};
+    let fd = pinned.file().as_fd().as_raw_fd();
+    #[expect(clippy::disallowed_methods, reason = "the process service is the one place that builds OS commands")]
+    let mut command = tokio::process::Command::new(format!("/proc/self/fd/{fd}"));
+    command.arg0(pinned.path());
+    let keep_open = move || {
+        // SAFETY: `fd` is open in the forked child (inherited from the spawning process, which holds
+        // the descriptor until the spawn returned).
+        #[expect(unsafe_code, reason = "borrowing a raw descriptor in the forked child")]
+        let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+        rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty()).map_err(io::Error::from)
+    };
+    #[expect(unsafe_code, reason = "pre_exec runs in the forked child; fcntl is async-signal-safe")]
+    // SAFETY: the closure only issues the fcntl system call: no allocation, no locks.
+    unsafe {
+        command.pre_exec(keep_open);
+    }
+    command
 }
 
 /// The `tokio::process::Child` of the leader inside the wrapper stack. Waiting on it (rather than on
@@ -134,8 +164,9 @@ impl Supervisor {
         let total_deadline = timeout.total.map(|total| tokio::time::Instant::from_std(started) + total);
 
         let kill_tree = |child: &mut Box<dyn ChildWrapper>, killed: &mut Vec<u32>| {
-            let _ = child.start_kill();
+            // The tree walk first, while the leader (a subreaper) may still hold the orphans.
             killed.extend(record.tree.kill(&leaders));
+            let _ = child.start_kill();
         };
 
         loop {

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::checked::CheckedExecutable;
 use super::journal::Stream;
 
 /// Limits for one run (INTERFACE.md §1.6): `total` counts from the start, `idle` since the last
@@ -60,6 +61,8 @@ pub struct CommandSpec {
     pub stdin: Stdin,
     pub timeout: Timeout,
     pub on_line: Option<LineCallback>,
+    /// Run exactly this opened file (its path is `executable`); see [`CommandSpec::checked`].
+    pub pinned: Option<CheckedExecutable>,
 }
 
 impl CommandSpec {
@@ -73,7 +76,15 @@ impl CommandSpec {
             stdin: Stdin::Null,
             timeout: Timeout::NONE,
             on_line: None,
+            pinned: None,
         }
+    }
+
+    /// Runs the file `executable` holds, whatever its path names by the time the child starts.
+    pub fn checked(executable: CheckedExecutable, cwd: impl Into<PathBuf>) -> CommandSpec {
+        let mut spec = CommandSpec::new(executable.path(), cwd);
+        spec.pinned = Some(executable);
+        spec
     }
 
     pub fn arg(mut self, arg: impl Into<OsString>) -> CommandSpec {

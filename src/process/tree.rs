@@ -2,12 +2,21 @@
 //!
 //! Every child starts in its own process group (Unix) or job object (Windows) through `process-wrap`,
 //! and carries a per-launch marker in its environment ([`TREE_MARKER`]), which its descendants inherit.
-//! On Linux the server is also a child subreaper, so descendants orphaned by a dying parent (for
-//! example a daemon that called `setsid` and double-forked) are re-parented to the server instead of
-//! init. Killing a tree then means: SIGKILL the process group, every descendant of the leader (found
-//! through `/proc` parent links), and every process below the server that carries the tree's marker;
-//! repeat until nothing is left. Orphans re-parented to the server are reaped here, because no
-//! `tokio::process::Child` owns them.
+//! On Linux the server and every leader are child subreapers (`prctl(PR_SET_CHILD_SUBREAPER)`, set
+//! in the leader between fork and exec), so a descendant orphaned by a dying parent (for example a
+//! daemon that called `setsid`, double-forked and cleared its environment) is re-parented to its
+//! tree's leader while the leader lives, and to the server afterwards, never to init. Killing a tree
+//! then means: stop the process group (SIGSTOP: the leader stays alive, so it keeps adopting
+//! orphans, and nothing in the group forks any more), SIGKILL every descendant of the leader (found
+//! through `/proc` parent links) and every process below the server that carries the tree's marker,
+//! repeated until a round finds nothing new; then SIGKILL the leader and its group. Orphans
+//! re-parented to the server are reaped here, because no `tokio::process::Child` owns them.
+//!
+//! A process that reached the server after its leader exited and carries no marker (it cleared its
+//! environment) belongs to no tree any more: a *stray*. When the whole process is a server
+//! ([`own_every_descendant`], set by the binary, never by the in-process test harness, whose process
+//! has children of its own), every kill also kills the strays: direct children of the server that are
+//! neither running leaders nor [`detached`](super::detached) children, with everything below them.
 //!
 //! This is the approach of Jenkins' process-tree killer (an environment cookie) combined with
 //! watchexec's and nextest's process groups; the code is ours.
@@ -16,8 +25,9 @@
 //! reaped, and a pid is reaped only while it is a zombie child of the server that is not a leader
 //! owned by a `tokio::process::Child`.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::Mutex;
 
@@ -61,23 +71,27 @@ impl Tree {
     /// subtrees of the other running `leaders` are not searched: an orphan is only ever re-parented
     /// to an ancestor, and another tree's leader is no ancestor of this tree's processes.
     pub fn kill(&self, leaders: &Leaders) -> Vec<u32> {
-        #[cfg(unix)]
+        #[cfg(all(unix, not(target_os = "linux")))]
         {
             use nix::sys::signal::{Signal, killpg};
             use nix::unistd::Pid;
-            // The group first: it is the common case and stops forks inside it at once.
             let _ = killpg(Pid::from_raw(self.leader as i32), Signal::SIGKILL);
         }
         #[cfg(target_os = "linux")]
         {
-            use nix::sys::signal::{Signal, kill};
+            use nix::sys::signal::{Signal, kill, killpg};
             use nix::unistd::Pid;
+            let leader = Pid::from_raw(self.leader as i32);
+            // Freeze the group first: nothing in it forks any more, and the leader, a subreaper,
+            // stays alive to adopt whatever the kills below orphan.
+            let _ = killpg(leader, Signal::SIGSTOP);
             let others: HashSet<u32> = leaders.lock().iter().copied().filter(|&pid| pid != self.leader).collect();
             let mut killed: Vec<u32> = Vec::new();
-            for _round in 0..4 {
+            let mut kill_round = |spare_leader: bool| {
                 let mut signalled = false;
                 for (pid, zombie) in linux::members(self, &others) {
-                    if !zombie {
+                    let spared = zombie || (spare_leader && pid == self.leader) || killed.contains(&pid);
+                    if !spared {
                         let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
                         signalled = true;
                     }
@@ -85,11 +99,25 @@ impl Tree {
                         killed.push(pid);
                     }
                 }
-                if !signalled {
+                signalled
+            };
+            // Bounded: a tree forking faster than it is killed is stopped by the group kill below.
+            for _round in 0..16 {
+                if !kill_round(true) {
                     break;
                 }
             }
+            let _ = killpg(leader, Signal::SIGKILL);
+            let _ = kill(leader, Signal::SIGKILL);
+            for _round in 0..4 {
+                if !kill_round(false) {
+                    break;
+                }
+            }
+            killed.extend(kill_strays(leaders));
             killed.retain(|&pid| pid != self.leader);
+            killed.sort_unstable();
+            killed.dedup();
             killed
         }
         #[cfg(not(target_os = "linux"))]
@@ -100,6 +128,60 @@ impl Tree {
             Vec::new()
         }
     }
+}
+
+/// Whether every descendant of this process that is not a leader or a detached child is a stray.
+static OWNS_EVERY_DESCENDANT: AtomicBool = AtomicBool::new(false);
+
+/// Pids of the [`detached`](super::detached) children (the admin Hub, the browser opener): never
+/// strays. Spawning one holds the lock until its pid is inserted.
+static DETACHED: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+
+/// Declares that every process below this one belongs to the process service or is detached, so
+/// kills also end the strays (see the module docs). Called once by the binary's composition root.
+pub fn own_every_descendant() {
+    OWNS_EVERY_DESCENDANT.store(true, Ordering::SeqCst);
+}
+
+/// Holds the detached registry while a detached child is spawned; `insert` the new pid before
+/// dropping it.
+pub(crate) fn detached_children() -> parking_lot::MutexGuard<'static, BTreeSet<u32>> {
+    DETACHED.lock()
+}
+
+/// Sets the child subreaper attribute in a freshly forked leader (before exec, which keeps it), so
+/// its orphans stay below it.
+#[cfg(target_os = "linux")]
+pub(crate) fn leader_pre_exec(command: &mut tokio::process::Command) {
+    let adopt_orphans = || nix::sys::prctl::set_child_subreaper(true).map_err(std::io::Error::from);
+    #[expect(unsafe_code, reason = "pre_exec runs in the forked child; prctl is async-signal-safe")]
+    // SAFETY: the closure only issues the prctl system call: no allocation, no locks.
+    unsafe {
+        command.pre_exec(adopt_orphans);
+    }
+}
+
+/// Kills the strays (see the module docs) when this process owns every descendant; returns the
+/// pids signalled so they can be reaped.
+pub(crate) fn kill_strays(leaders: &Leaders) -> Vec<u32> {
+    #[cfg(target_os = "linux")]
+    if OWNS_EVERY_DESCENDANT.load(Ordering::SeqCst) {
+        use nix::sys::signal::{Signal, kill};
+        use nix::unistd::Pid;
+        // Both locks while deciding: a leader or detached child being spawned is not yet listed.
+        let leaders = leaders.lock();
+        let detached = DETACHED.lock();
+        let me = std::process::id();
+        let skip: HashSet<u32> = leaders.iter().chain(detached.iter()).copied().collect();
+        let children = linux::children_map(me, &skip);
+        let strays = linux::descendants(&children, me, &skip);
+        for &pid in &strays {
+            let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+        }
+        return strays;
+    }
+    let _ = leaders;
+    Vec::new()
 }
 
 /// Reaps those of `pids` that are zombie children of the server and not running leaders. Returns the
@@ -171,7 +253,7 @@ mod linux {
     /// Parent → children links of the processes below `root`: from each task's `children` file when
     /// the kernel provides them (a few reads for the server's own subtree), otherwise from a scan of
     /// every process's `stat`.
-    fn children_map(root: u32, skip: &HashSet<u32>) -> HashMap<u32, Vec<u32>> {
+    pub(super) fn children_map(root: u32, skip: &HashSet<u32>) -> HashMap<u32, Vec<u32>> {
         children_below(root, skip).unwrap_or_else(scan_all)
     }
 

@@ -3,14 +3,19 @@
 //!
 //! Architecture invariant: progress notifications of one call are written in order and all of them
 //! are on the wire before the call's result (the forwarder is drained before replying).
+//! Architecture invariant: an `inputResponses` answer counts only on a 2026-07-28 session, in the
+//! retry of a round in which this server asked that very question (same key and message, same tool
+//! and arguments), recognised by the single-use random `requestState` the server issued with it;
+//! any other answer is ignored and the question is asked.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 use rmcp::model::{
     ClientCapabilities, ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationSchema, InputRequest, InputRequests, InputResponses, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ServerRequest,
+    ElicitationSchema, InputRequest, InputRequests, InputResponses, JsonObject, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ServerRequest,
 };
 use rmcp::service::{PeerRequestOptions, RequestContext};
 use rmcp::{Peer, RoleServer};
@@ -63,20 +68,99 @@ impl ProgressSink for PeerProgress {
     }
 }
 
+/// A question asked in an input-required round, remembered until the client's retry.
+#[derive(Debug, Clone, PartialEq)]
+struct Asked {
+    state: String,
+    tool: String,
+    arguments: JsonObject,
+    key: String,
+    message: String,
+}
+
+/// The questions of input-required rounds still waiting for their retry: single-use, the newest
+/// [`ASKED_LIMIT`] kept.
+#[derive(Default)]
+pub struct AskedQuestions {
+    asked: Mutex<VecDeque<Asked>>,
+}
+
+/// How many unanswered input-required rounds are remembered.
+const ASKED_LIMIT: usize = 256;
+
+impl AskedQuestions {
+    /// Remembers `question`, asked by a call of `tool` with `arguments`; returns the `requestState`
+    /// that the retry must echo (128 random bits, hex).
+    pub fn remember(&self, tool: &str, arguments: &JsonObject, question: &Question) -> Result<String, AskError> {
+        let mut nonce = [0u8; 16];
+        getrandom::fill(&mut nonce).map_err(|e| AskError::Failed(format!("no random state for the question: {e}")))?;
+        let state: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
+        let mut asked = self.asked.lock();
+        if asked.len() >= ASKED_LIMIT {
+            asked.pop_front();
+        }
+        asked.push_back(Asked {
+            state: state.clone(),
+            tool: tool.to_owned(),
+            arguments: arguments.clone(),
+            key: question.key.clone(),
+            message: question.message.clone(),
+        });
+        Ok(state)
+    }
+
+    /// Takes the question asked in the round `state` names, if that round was a call of `tool` with
+    /// `arguments`. Taken only on a match, so a forged retry cannot burn another call's round.
+    fn take(&self, state: &str, tool: &str, arguments: &JsonObject) -> Option<Asked> {
+        let mut asked = self.asked.lock();
+        let at = asked.iter().position(|a| a.state == state && a.tool == tool && &a.arguments == arguments)?;
+        asked.remove(at)
+    }
+}
+
+/// The answers of a retry, with the question they may answer.
+struct Answers {
+    asked: Asked,
+    responses: InputResponses,
+}
+
 /// Asks an MCP client: `elicitation/create` on sessions that began with `initialize`, the
 /// input-required round trip on 2026-07-28 sessions.
 pub struct McpAsker {
     peer: Peer<RoleServer>,
     capabilities: Option<ClientCapabilities>,
     round_trip: bool,
-    responses: Option<InputResponses>,
+    answers: Option<Answers>,
 }
 
 impl McpAsker {
-    pub fn new(context: &RequestContext<RoleServer>, responses: Option<InputResponses>) -> McpAsker {
+    /// The asker of one `tools/call`; `inputResponses` count only as the module docs say.
+    pub fn new(
+        context: &RequestContext<RoleServer>,
+        tool: &str,
+        request: &rmcp::model::CallToolRequestParams,
+        asked: &AskedQuestions,
+    ) -> McpAsker {
         let round_trip =
             context.protocol_version().is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-        McpAsker { peer: context.peer.clone(), capabilities: context.client_capabilities(), round_trip, responses }
+        let arguments = request.arguments.clone().unwrap_or_default();
+        let answers = match (&request.request_state, &request.input_responses) {
+            (Some(state), Some(responses)) if round_trip => {
+                asked.take(state, tool, &arguments).map(|asked| Answers { asked, responses: responses.clone() })
+            }
+            _ => None,
+        };
+        McpAsker { peer: context.peer.clone(), capabilities: context.client_capabilities(), round_trip, answers }
+    }
+
+    /// The client's answer to `question`, when it answers the question asked in the previous round.
+    fn answer(&self, question: &Question) -> Option<bool> {
+        let Answers { asked, responses } = self.answers.as_ref()?;
+        if asked.key != question.key || asked.message != question.message {
+            return None;
+        }
+        let answer = responses.get(&question.key)?;
+        Some(serde_json::from_value::<ElicitResult>(answer.clone()).is_ok_and(|r| is_yes(&r)))
     }
 
     fn can_elicit(&self) -> bool {
@@ -114,8 +198,8 @@ impl Asker for McpAsker {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<bool, AskError>> {
         Box::pin(async move {
-            if let Some(answer) = self.responses.as_ref().and_then(|r| r.get(&question.key)) {
-                return Ok(serde_json::from_value::<ElicitResult>(answer.clone()).is_ok_and(|r| is_yes(&r)));
+            if let Some(answer) = self.answer(question) {
+                return Ok(answer);
             }
             if !self.can_elicit() {
                 return Ok(false);
@@ -145,9 +229,10 @@ fn elicit_params(question: &Question) -> Result<ElicitRequestParams, AskError> {
     })
 }
 
-/// The input-required result that asks `question` on a 2026-07-28 session.
-pub fn input_required(question: &Question) -> Result<rmcp::model::InputRequiredResult, AskError> {
+/// The input-required result that asks `question` on a 2026-07-28 session, with the `requestState`
+/// from [`AskedQuestions::remember`].
+pub fn input_required(question: &Question, state: String) -> Result<rmcp::model::InputRequiredResult, AskError> {
     let mut requests = InputRequests::new();
     requests.insert(question.key.clone(), InputRequest::Elicitation(ElicitRequest::new(elicit_params(question)?)));
-    Ok(rmcp::model::InputRequiredResult::new(Some(requests), None))
+    Ok(rmcp::model::InputRequiredResult::new(Some(requests), Some(state)))
 }

@@ -78,6 +78,8 @@ struct Shared {
     next_call_id: AtomicU64,
     log_level: Mutex<LoggingLevel>,
     tasks: tasks::Tasks,
+    /// Questions of input-required rounds awaiting their retry.
+    asked: mcp_call::AskedQuestions,
 }
 
 /// The MCP server. Cheap to clone; clones share all state. A clone with another `Origin` serves
@@ -109,6 +111,7 @@ impl ForgeServer {
             next_call_id: AtomicU64::new(1),
             log_level: Mutex::new(LoggingLevel::Warning),
             tasks: tasks::Tasks::default(),
+            asked: mcp_call::AskedQuestions::default(),
         };
         ForgeServer { shared: Arc::new(shared), origin: Origin::Client }
     }
@@ -170,7 +173,7 @@ impl ForgeServer {
             });
         }
         let (progress, peer_progress) = self.progress_for(&context, observer.clone().map(|o| (o, call_id)), sinks);
-        let asker: Arc<dyn Asker> = Arc::new(McpAsker::new(&context, request.input_responses.clone()));
+        let asker: Arc<dyn Asker> = Arc::new(McpAsker::new(&context, &name, &request, &self.shared.asked));
         let call = Call::new(progress, context.ct.clone(), Some(asker));
         let future = self.shared.registry.invoke(&name, arguments, call).expect("the tool exists (checked above)");
         let outcome = future.await;
@@ -178,7 +181,12 @@ impl ForgeServer {
             peer_progress.finish().await;
         }
         let (response, end) = match outcome {
-            Outcome::InputRequired(question) => match mcp_call::input_required(&question) {
+            Outcome::InputRequired(question) => match self
+                .shared
+                .asked
+                .remember(&name, request.arguments.as_ref().unwrap_or(&Default::default()), &question)
+                .and_then(|state| mcp_call::input_required(&question, state))
+            {
                 Ok(result) => (Ok(CallToolResponse::InputRequired(result)), CallEnd::InputRequired),
                 Err(err) => {
                     let err = ErrorData::internal_error(err.to_string(), None);

@@ -126,16 +126,20 @@ impl TempFile<'_> {
         self.file().sync_all()
     }
 
-    /// Closes the file and renames it over `target` (replacing it when `replace` is set; otherwise
-    /// failing with `AlreadyExists` when `target` exists).
+    /// Renames the file over `target` (replacing it when `replace` is set; otherwise failing with
+    /// `AlreadyExists` when `target` exists), then closes it. On Unix the file stays open, and so
+    /// locked, until the rename is done: no other server can take it for abandoned.
     pub fn commit(mut self, target: &OsStr, replace: bool) -> io::Result<()> {
-        drop(self.file.take());
+        if cfg!(windows) {
+            drop(self.file.take());
+        }
         if replace {
             self.dir.rename(&self.name, self.dir, target)?;
         } else {
             self.dir.rename_noreplace(&self.name, self.dir, target)?;
         }
         self.name.clear();
+        drop(self.file.take());
         // Make the rename itself durable; a failure here does not undo the completed write.
         if let Err(err) = self.dir.sync() {
             tracing::debug!(%err, "syncing a directory after a rename failed");
@@ -265,20 +269,60 @@ mod unix {
         }
 
         /// Creates a new temporary file (`TEMP_PREFIX` + random digits) with permission bits `mode`
-        /// (the process umask applies).
+        /// (the process umask applies), holding an exclusive `flock` on it for as long as it is open:
+        /// the lock is what tells other servers the file is in use ([`Dir::remove_if_abandoned`]).
+        /// A file another server took for abandoned in the instant between its creation and the
+        /// lock is given up for a new name.
         pub fn create_temp(&self, mode: u32) -> io::Result<TempFile<'_>> {
             let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             for _ in 0..16 {
                 let name = temp_name()?;
-                match rfs::openat(&self.fd, name.as_str(), flags, Mode::from_raw_mode(mode as rfs::RawMode)) {
-                    Ok(fd) => {
-                        return Ok(TempFile { dir: self, name: OsString::from(name), file: Some(File::from(fd)) });
-                    }
+                let fd = match rfs::openat(&self.fd, name.as_str(), flags, Mode::from_raw_mode(mode as rfs::RawMode)) {
+                    Ok(fd) => fd,
                     Err(Errno::EXIST) => continue,
                     Err(err) => return Err(err.into()),
+                };
+                if rfs::flock(&fd, rfs::FlockOperation::NonBlockingLockExclusive).is_err() {
+                    // Another server is removing it as abandoned.
+                    continue;
                 }
+                let mine = convert(&rfs::fstat(&fd)?);
+                let named = self.stat(OsStr::new(&name))?;
+                if mine.nlink != 1 || named.is_none_or(|named| named.id != mine.id) {
+                    // Removed as abandoned before the lock was taken.
+                    continue;
+                }
+                return Ok(TempFile { dir: self, name: OsString::from(name), file: Some(File::from(fd)) });
             }
             Err(io::Error::new(io::ErrorKind::AlreadyExists, "no free temporary file name"))
+        }
+
+        /// Removes the temporary file `name` when it is provably abandoned: a plain file with one
+        /// name whose `flock` nobody holds (its writer closed it without renaming it, or died; the
+        /// kernel drops a dead process's locks). A file a live server is writing stays.
+        pub fn remove_if_abandoned(&self, name: &OsStr) -> io::Result<bool> {
+            check_name(name)?;
+            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+            let fd = match rfs::openat(&self.fd, name, flags, Mode::empty()) {
+                Ok(fd) => fd,
+                Err(Errno::NOENT | Errno::LOOP | Errno::MLINK) => return Ok(false),
+                Err(err) => return Err(err.into()),
+            };
+            let held = convert(&rfs::fstat(&fd)?);
+            if held.kind != Kind::File || held.nlink != 1 {
+                return Ok(false);
+            }
+            match rfs::flock(&fd, rfs::FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => {}
+                Err(Errno::WOULDBLOCK) => return Ok(false),
+                Err(err) => return Err(err.into()),
+            }
+            // Still the same file under that name, and locked by us: nobody can be writing it.
+            if self.stat(name)?.is_none_or(|now| now.id != held.id) {
+                return Ok(false);
+            }
+            self.unlink(name)?;
+            Ok(true)
         }
 
         /// Sets the permission bits and (best effort) the owner of a file we created.
@@ -458,6 +502,14 @@ mod windows {
             Err(io::Error::new(io::ErrorKind::AlreadyExists, "no free temporary file name"))
         }
 
+        /// Windows cannot tell a temporary file another live server is writing from an abandoned
+        /// one without locks the std API does not offer: nothing is ever removed (listings and
+        /// searches hide the names anyway).
+        pub fn remove_if_abandoned(&self, name: &OsStr) -> io::Result<bool> {
+            check_name(name)?;
+            Ok(false)
+        }
+
         pub fn adopt_permissions(file: &File, stat: &Stat) -> io::Result<()> {
             let mut permissions = file.metadata()?.permissions();
             permissions.set_readonly(stat.mode & 0o222 == 0);
@@ -543,6 +595,24 @@ mod tests {
         assert!(matches!(root.open_dir(OsStr::new("missing")), Err(OpenDirError::NotFound)));
         assert_eq!(root.stat(OsStr::new("link")).unwrap().unwrap().kind, Kind::Link);
         assert!(root.stat(OsStr::new("missing")).unwrap().is_none());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn only_unlocked_temporary_files_count_as_abandoned() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = Dir::open_root(dir.path()).unwrap();
+        let other_server = Dir::open_root(dir.path()).unwrap();
+        let temp = writer.create_temp(0o600).unwrap();
+        let name = temp.name.clone();
+        assert!(!other_server.remove_if_abandoned(&name).unwrap(), "a file being written is in use");
+        assert!(dir.path().join(&name).exists());
+        // A killed writer: the name stays, the lock goes with the descriptor.
+        let mut temp = temp;
+        drop(temp.file.take());
+        temp.name.clear();
+        assert!(other_server.remove_if_abandoned(&name).unwrap(), "an unlocked leftover is abandoned");
+        assert!(!dir.path().join(&name).exists());
     }
 
     #[test]

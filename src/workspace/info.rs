@@ -7,6 +7,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::call::Call;
+use crate::workspace::opened::{Place, Purpose, open_checked};
 use crate::workspace::path::{LinkPolicy, QualifiedPath};
 use crate::workspace::{Error, WorkspaceService};
 
@@ -33,7 +34,9 @@ impl WorkspaceService {
         call.progress.report(0.0, Some(1.0), "Reading file information");
         let _guard = self.read_lock();
         let resolved = self.resolve_existing(path, LinkPolicy::FollowInsideRoots)?;
-        let meta = std::fs::metadata(&resolved.abs).map_err(|e| Error::io(path, e))?;
+        let meta = open_checked(&resolved.abs, Place::InsideRoots(self.roots()), Purpose::Inspect)
+            .and_then(|file| file.metadata())
+            .map_err(|e| Error::io(path, e))?;
         if !meta.is_file() {
             return Err(Error::NotAFile { path: path.clone() });
         }

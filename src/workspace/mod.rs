@@ -20,6 +20,7 @@ pub mod mkdir;
 pub mod moves;
 pub mod mutate;
 pub mod observer;
+pub mod opened;
 pub mod path;
 pub mod protect;
 pub mod provider;
@@ -146,6 +147,10 @@ pub enum Error {
 
 impl Error {
     pub fn io(path: &QualifiedPath, source: std::io::Error) -> Error {
+        // An open that a swapped link redirected: reported as the link it met.
+        if opened::is_misplaced(&source) {
+            return Error::Resolve(ResolveError::LinkLeavesRoots { path: path.clone() });
+        }
         Error::Io { path: path.clone(), source }
     }
 

@@ -396,19 +396,15 @@ pub(crate) fn affected(root: &QualifiedPath, root_kind: EntryKind, entries: &[Tr
     res
 }
 
-/// Removes temporary files a killed server left in `dir`. Within this process no other write is
-/// in flight (the session holds the exclusive lock). Only plain files are removed.
+/// Removes the temporary files in `dir` that are provably abandoned (`Dir::remove_if_abandoned`:
+/// left by a killed server, never one another live server on the same project is writing).
 fn remove_stale_temporaries(dir: &Dir) {
     let Ok(names) = dir.entries() else { return };
     for name in names {
         if !name.to_str().is_some_and(fsat::is_temp_name) {
             continue;
         }
-        if let Ok(Some(stat)) = dir.stat(&name)
-            && stat.kind == Kind::File
-            && stat.nlink == 1
-            && let Err(err) = dir.unlink(&name)
-        {
+        if let Err(err) = dir.remove_if_abandoned(&name) {
             tracing::warn!(%err, "removing a stale temporary file failed");
         }
     }

@@ -6,6 +6,7 @@
 use std::io::Read;
 
 use crate::call::Call;
+use crate::workspace::opened::{self, Place, Purpose, open_checked};
 use crate::workspace::path::{Area, LinkPolicy, QualifiedPath};
 use crate::workspace::{Error, WorkspaceService};
 
@@ -88,18 +89,24 @@ impl WorkspaceService {
         }
         let _guard = self.read_lock();
         let resolved = self.resolve_existing(path, LinkPolicy::FollowInsideRoots)?;
-        read_excerpt(path, &resolved.abs, start_line, end_line, call)
+        let file = open_checked(&resolved.abs, Place::InsideRoots(self.roots()), Purpose::Read)
+            .map_err(|e| io_error(path, e))?;
+        read_excerpt(path, file, start_line, end_line, call)
     }
 
     /// Reads the exact bytes of a managed file (any content).
     pub fn read_bytes(&self, path: &QualifiedPath) -> Result<Vec<u8>, Error> {
         let _guard = self.read_lock();
         let resolved = self.resolve_existing(path, LinkPolicy::FollowInsideRoots)?;
-        let meta = std::fs::metadata(&resolved.abs).map_err(|e| io_error(path, e))?;
+        let mut file = open_checked(&resolved.abs, Place::InsideRoots(self.roots()), Purpose::Read)
+            .map_err(|e| io_error(path, e))?;
+        let meta = file.metadata().map_err(|e| io_error(path, e))?;
         if !meta.is_file() {
             return Err(Error::NotAFile { path: path.clone() });
         }
-        std::fs::read(&resolved.abs).map_err(|e| io_error(path, e))
+        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+        file.read_to_end(&mut bytes).map_err(|e| io_error(path, e))?;
+        Ok(bytes)
     }
 
     /// Reads an external `root/…` file. The caller must have obtained the user's permission.
@@ -111,23 +118,24 @@ impl WorkspaceService {
         call: &Call,
     ) -> Result<FileExcerpt, Error> {
         let abs = path.external_path().ok_or_else(|| Error::ExternalNotAllowed { path: path.clone() })?;
-        read_excerpt(path, &abs, start_line, end_line, call)
+        // The user allowed this path, whatever it leads to.
+        let file = opened::open_unchecked(&abs, Purpose::Read).map_err(|e| io_error(path, e))?;
+        read_excerpt(path, file, start_line, end_line, call)
     }
 }
 
 fn read_excerpt(
     path: &QualifiedPath,
-    abs: &std::path::Path,
+    mut file: std::fs::File,
     start_line: u64,
     end_line: Option<u64>,
     call: &Call,
 ) -> Result<FileExcerpt, Error> {
-    let meta = std::fs::metadata(abs).map_err(|e| io_error(path, e))?;
+    let meta = file.metadata().map_err(|e| io_error(path, e))?;
     if !meta.is_file() {
         return Err(Error::NotAFile { path: path.clone() });
     }
     call.progress.report(0.0, None, "Bytes read");
-    let mut file = std::fs::File::open(abs).map_err(|e| io_error(path, e))?;
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     let mut chunk = vec![0u8; 1 << 20];
     loop {

@@ -33,6 +33,7 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use ignore::{DirEntry, WalkBuilder, WalkState};
 
+use crate::workspace::opened::TraversalOpener;
 use crate::workspace::write::is_temp_name;
 
 /// What to look for and which files to look in.
@@ -341,6 +342,8 @@ struct Worker<'a> {
     copies: Vec<u8>,
     /// The current file's first matching lines, at most as many as the kept set has room for.
     found: Vec<FoundLine>,
+    /// Opens files relative to their verified directory (a link swap cannot redirect them).
+    opener: TraversalOpener,
 }
 
 /// A matching line recorded during a search.
@@ -387,6 +390,7 @@ impl<'a> Worker<'a> {
             stream_searcher: searcher(true),
             buf: Vec::new(),
             copies: Vec::new(),
+            opener: TraversalOpener::default(),
             found: Vec::new(),
         }
     }
@@ -423,7 +427,9 @@ impl<'a> Worker<'a> {
         let n_visited = self.shared.files_visited.fetch_add(1, Ordering::Relaxed) + 1;
         (self.on_file)(n_visited, &rel_path);
         // A file that vanishes or cannot be read is left out, like any other walk error.
-        let Ok(mut file) = File::open(path) else { return WalkState::Continue };
+        // Opened only if it is still exactly the walked path: a directory swapped for a link during
+        // the walk cannot feed another file's bytes in under this name.
+        let Ok(mut file) = self.opener.open(path) else { return WalkState::Continue };
         let size = file.metadata().map_or(0, |metadata| metadata.len());
         let whole = size <= self.plan.whole_file_limit;
         let content = match whole {

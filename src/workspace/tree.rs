@@ -10,6 +10,7 @@ use std::num::NonZeroU32;
 use std::path::Path;
 
 use crate::call::Call;
+use crate::workspace::opened::{Place, Purpose, open_checked, reopen_path};
 use crate::workspace::path::{LinkPolicy, QualifiedPath};
 use crate::workspace::write::is_temp_name;
 use crate::workspace::{Error, WorkspaceService};
@@ -121,7 +122,10 @@ impl Lister<'_> {
     ///
     /// Recursion depth is bounded by the file system's path length limit.
     fn children(&mut self, dir: &QualifiedPath, abs: &Path, level: u32) -> Result<Vec<TreeEntry>, Error> {
-        let read_dir = std::fs::read_dir(abs).map_err(|e| Error::io(dir, e))?;
+        // Listed through the descriptor that was verified to be `abs` itself, so a component
+        // swapped for a link meanwhile cannot list another directory.
+        let opened = open_checked(abs, Place::Exactly(abs), Purpose::Inspect).map_err(|e| Error::io(dir, e))?;
+        let read_dir = std::fs::read_dir(reopen_path(&opened, abs)).map_err(|e| Error::io(dir, e))?;
         let mut found: Vec<(String, EntryKind)> = Vec::new();
         for entry in read_dir {
             if self.call.is_cancelled() {

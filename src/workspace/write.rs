@@ -3,8 +3,10 @@
 //! The text goes to a sibling temporary file (`.forgemcp-tmp-` and 16 hex digits) in the target's
 //! directory, is flushed to disk, takes over the previous file's permissions, and is renamed over
 //! the target, so the target always holds either the old or the new content. Every error path
-//! removes the temporary file; a file left by a killed server is removed by the next write to that
-//! directory, and listings and searches never show one (`is_temp_name`).
+//! removes the temporary file. The writer holds an exclusive `flock` on its temporary file until the
+//! rename; a file left by a killed server (no lock held any more) is removed by the next write to
+//! that directory, one another live server is writing never is, and listings and searches never
+//! show one (`is_temp_name`).
 //!
 //! Architecture invariant: the bytes written are exactly the UTF-8 of the given text (no newline
 //! translation); an existing target must be UTF-8 text (it is read for the diff).

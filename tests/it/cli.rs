@@ -206,20 +206,85 @@ fn bad_admin_ipc_exits_2() {
 }
 
 #[test]
-fn usage_errors_exit_2_without_stdout() {
+fn every_usage_error_is_one_prefixed_line() {
     let scratch = Scratch::new();
     for args in [
         &["--toolset", "only-a-name"][..],
-        &["--admin-port", "0"],
+        &["--toolset"],
         &["--admin-port", "http"],
+        &["--admin-port", "65536"],
+        &["--admin-port", "-1"],
+        &["--admin-port"],
         &["--workspaces", "x"],
+        &["--workspace"],
+        &["--workspace-storage"],
+        &["--progress-interval"],
+        &["--cmake-toolset"],
         &["--open-admin", "--workspace", "x"],
+        &["--open-admin", "--toolset", "a", "clang=x"],
         &["--cmake-profile"],
+        &["stray-positional"],
+        &["-x"],
+        &["--no-admin=yes"],
+        &["--no-admin", "--no-admin"],
+        &["--help=1"],
+        &["--workspace", "a", "--workspace", "b"],
     ] {
-        let output = scratch.run_plain(args);
-        assert_eq!(output.status.code(), Some(2), "{args:?}");
-        assert!(output.stdout.is_empty(), "{args:?}");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+        let line = assert_config_error(&scratch.run_plain(args), "");
+        assert!(line.ends_with("(see forgemcp --help)"), "{args:?}: {line}");
+        assert!(!line.contains("forgemcp: error: error"), "{args:?}: {line}");
     }
+}
+
+#[test]
+fn admin_port_zero_means_any_free_port() {
+    // Accepted: the server starts and, with stdin closed before `initialize`, ends with status 1.
+    let output = Scratch::new().run(&["--admin-port", "0"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("MCP session did not start"), "{stderr}");
+}
+
+#[test]
+fn unknown_cmake_toolset_exits_2() {
+    let scratch = Scratch::new();
+    if cfg!(windows) {
+        // Visual Studio toolsets are only known after discovery there.
+        return;
+    }
+    assert_config_error(
+        &scratch.run(&["--cmake-toolset", "nosuch"]),
+        "--cmake-toolset `nosuch`: no toolset has this id or name (known: `System`, or their ids)",
+    );
+    assert_config_error(
+        &scratch.run(&["--cmake-profile", "debug", "toolset=nosuch"]),
+        "--cmake-profile debug: toolset=`nosuch`: no toolset has this id or name",
+    );
+}
+
+#[test]
+fn uncreatable_storage_exits_2_and_creates_nothing() {
+    let scratch = Scratch::new();
+    std::fs::write(scratch.base.join("afile"), "").expect("a plain file");
+    assert_config_error(
+        &scratch.run(&["--workspace-storage", "../afile/store"]),
+        "--workspace-storage ../afile/store: ",
+    );
+    #[cfg(unix)]
+    if !nix::unistd::Uid::effective().is_root() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let locked = scratch.base.join("locked");
+        std::fs::create_dir(&locked).expect("a directory");
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).expect("read-only");
+        assert_config_error(
+            &scratch.run(&["--workspace-storage", "../locked/a/b"]),
+            "--workspace-storage ../locked/a/b: cannot be created or written:",
+        );
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).expect("writable again");
+    }
+    // A creatable storage directory is accepted and not created before it is needed.
+    let output = scratch.run(&["--workspace-storage", "../fresh/store"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "started, then no MCP session: {stderr}");
+    assert!(stderr.contains("MCP session did not start"), "{stderr}");
 }

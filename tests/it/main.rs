@@ -19,12 +19,15 @@ mod cli;
 /// CMake tools: profiles, configure, build, CTest and direct test runs with the real cmake, ninja and
 /// g++ on a copy of the acceptance project (CI or `FORGEMCP_HEAVY_TESTS=1`), and argument errors.
 mod cmake;
-/// Debug tools with the real lldb-dap and g++ on a copy of the acceptance project with a test program
-/// (CI or `FORGEMCP_HEAVY_TESTS=1`); gdb by its version (DAP needs gdb 14).
-mod debug;
 /// CMake failures that explain themselves (diagnostics, signals, sanitizers, paths) and compiler
 /// launchers, with the real tools on an extended copy of the acceptance project.
 mod cmake_failures;
+/// Confirmations: `inputResponses` only answer the round that asked; `root/` paths are escaped in
+/// the question.
+mod confirm;
+/// Debug tools with the real lldb-dap and g++ on a copy of the acceptance project with a test program
+/// (CI or `FORGEMCP_HEAVY_TESTS=1`); gdb by its version (DAP needs gdb 14).
+mod debug;
 
 /// Workspace mutations through the MCP surface: every operation and refusal, the escape matrix,
 /// the link-swapping race, SIGKILL atomicity on the real binary, diff snapshots, line endings.
@@ -34,6 +37,9 @@ mod process;
 /// The process service through the MCP surface (in-process server and the real binary): tools,
 /// resources, completions, timeouts, cancellation, stdin EOF, the 1 GiB flood (feature `test-tools`).
 mod process_mcp;
+/// Concurrent actors: two servers writing into one folder, link swaps racing reads, mirrors,
+/// search, listings, file info and `cmake_run_test`.
+mod races;
 /// Schemas every client accepts: only JSON Schema 2020-12 formats in tools/list.
 mod schemas;
 /// Text search through the MCP surface: rules, counts, skipped files, progress throttling.

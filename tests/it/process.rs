@@ -17,6 +17,23 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::support::TempWorkspace;
 
+/// A hostile tree for the helper: the leader, a plain child, a child that ignores SIGTERM, a child
+/// that left the session, one in a new process group, and a double-forking daemon that also cleared
+/// its environment (no tree marker), orphaned by its exiting parent. Each prints `pid=<pid>` and
+/// sleeps; the daemon prints last.
+pub(crate) const HOSTILE_TREE: &[&str] = &[
+    "pid",
+    "spawn:pid+sleep:60000",
+    "spawn:ignore-term+pid+sleep:60000",
+    "spawn:setsid+pid+sleep:60000",
+    "spawn:pgrp+pid+sleep:60000",
+    "sleep:300",
+    "spawn:setsid+spawn-clean:pid,sleep:60000+exit:0",
+    "sleep:60000",
+];
+/// Processes of [`HOSTILE_TREE`] that print their pid.
+pub(crate) const HOSTILE_TREE_PIDS: usize = 6;
+
 pub(crate) fn helper() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_forgemcp-test-helper"))
 }
@@ -185,14 +202,13 @@ async fn output_lines_reach_the_line_callback() {
 #[tokio::test]
 async fn total_timeout_interrupts_the_whole_tree() {
     let (ws, service) = setup();
-    let spec = spec(&ws, &["spawn:setsid+pid+sleep:60000", "pid", "sleep:60000"])
-        .timeout(Timeout::total(Duration::from_millis(700)));
+    let spec = spec(&ws, HOSTILE_TREE).timeout(Timeout::total(Duration::from_millis(1500)));
     let started = Instant::now();
     let done = service.run(spec, &Call::detached()).await.unwrap();
     assert_eq!(done.status, Status::Interrupted);
-    assert!(started.elapsed() < Duration::from_millis(700) + Duration::from_secs(2), "{:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_millis(1500) + Duration::from_secs(2), "{:?}", started.elapsed());
     let pids = printed_pids(&all_text(&service, done.id), "pid");
-    assert_eq!(pids.len(), 2, "leader and setsid grandchild printed their pids");
+    assert_eq!(pids.len(), HOSTILE_TREE_PIDS, "every process of the tree printed its pid");
     assert_gone_within_a_second(&pids).await;
 }
 
@@ -221,9 +237,9 @@ async fn cancelling_the_call_stops_the_tree() {
     let call = Call::detached();
     let cancel = call.cancel.clone();
     let svc = service.clone();
-    let ws_spec = spec(&ws, &["spawn:setsid+pid+sleep:60000", "spawn:pid+sleep:60000", "pid", "sleep:60000"]);
+    let ws_spec = spec(&ws, HOSTILE_TREE);
     let run = tokio::spawn(async move { svc.run(ws_spec, &call).await });
-    let pids = wait_for_pids(&service, ProcessId(1), "pid", 3).await;
+    let pids = wait_for_pids(&service, ProcessId(1), "pid", HOSTILE_TREE_PIDS).await;
     cancel.cancel();
     let done = run.await.unwrap().unwrap();
     assert_eq!(done.status, Status::Stopped);

@@ -29,17 +29,12 @@ use crate::support::{
 
 type Client = RunningService<RoleClient, TestClient>;
 
-/// A helper tree: a leader, a child that left the session, a daemon orphaned by its exiting parent
-/// (re-parented to the server, the subreaper) and a plain child. Each prints `pid=<pid>` and sleeps.
-const TREE: &[&str] = &[
-    "pid",
-    "spawn:setsid+pid+sleep:60000",
-    "spawn:setsid+spawn:pid,sleep:60000+exit:0",
-    "spawn:pid+sleep:60000",
-    "sleep:60000",
-];
+/// A helper tree: the leader, a plain child, a child that ignores SIGTERM, a child that left the
+/// session, one in a new process group, and a daemon that cleared its environment (so it carries no
+/// tree marker), orphaned by its exiting parent. Each prints `pid=<pid>` and sleeps.
+const TREE: &[&str] = crate::process::HOSTILE_TREE;
 /// Processes of [`TREE`] that print their pid.
-const TREE_PIDS: usize = 4;
+const TREE_PIDS: usize = crate::process::HOSTILE_TREE_PIDS;
 
 /// An in-process server whose process service the test also holds.
 struct Server {
@@ -480,8 +475,16 @@ fn marked_processes(server: u32) -> Vec<u32> {
     res
 }
 
-#[tokio::test]
-async fn stdin_eof_leaves_no_process_of_any_tree_alive() {
+/// How a test ends the real server's session.
+#[derive(Debug, Clone, Copy)]
+enum Ending {
+    StdinEof,
+    Signal(nix::sys::signal::Signal),
+}
+
+/// Ends the real server's session `how`, with a [`TREE`] running: 1 s later no process of the tree
+/// is alive, and the server has exited successfully.
+async fn ending_leaves_no_process_of_any_tree_alive(how: Ending) {
     let ws = TempWorkspace::new("");
     let tool = helper_tool(&ws.base.join("bin"), "cmake", TREE);
     let (mut server, client) = real_server(&ws, &[format!("cmake={}", tool.display())]).await;
@@ -489,20 +492,38 @@ async fn stdin_eof_leaves_no_process_of_any_tree_alive() {
     let probe = probe_fake_toolset(&client);
     let id = first_running(&client).await;
     let pids = pids_through_mcp(&client, id, TREE_PIDS).await;
+    assert_eq!(pids.len(), TREE_PIDS, "{how:?}: every process of the tree printed its pid");
     let marked = marked_processes(server_pid);
-    for pid in &pids {
-        assert!(marked.contains(pid), "/proc shows the tree by its marker: {pid} not in {marked:?}");
-    }
+    let unmarked: Vec<&u32> = pids.iter().filter(|pid| !marked.contains(pid)).collect();
+    assert_eq!(unmarked.len(), 1, "/proc shows all but the daemon that cleared its environment by the marker");
 
-    // Closing the client closes the server's stdin.
-    client.cancel().await.expect("the client closes");
+    match how {
+        // Closing the client closes the server's stdin.
+        Ending::StdinEof => client.cancel().await.map(drop).expect("the client closes"),
+        Ending::Signal(signal) => {
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(server_pid as i32), signal).expect("signal the server")
+        }
+    }
     tokio::time::sleep(Duration::from_secs(1)).await;
     let alive: Vec<u32> = pids.iter().copied().filter(|&pid| is_alive(pid)).collect();
-    assert_eq!(alive, Vec::<u32>::new(), "tree processes alive 1 s after stdin EOF");
-    assert_eq!(marked_processes(server_pid), Vec::<u32>::new(), "marked processes alive 1 s after stdin EOF");
+    assert_eq!(alive, Vec::<u32>::new(), "{how:?}: tree processes alive 1 s later (of {pids:?})");
+    assert_eq!(marked_processes(server_pid), Vec::<u32>::new(), "{how:?}: marked processes alive 1 s later");
     let status = tokio::time::timeout(Duration::from_secs(10), server.wait()).await.expect("the server exits").unwrap();
-    assert!(status.success(), "{status}");
+    assert!(status.success(), "{how:?}: {status}");
     probe.abort();
+}
+
+#[tokio::test]
+async fn stdin_eof_leaves_no_process_of_any_tree_alive() {
+    ending_leaves_no_process_of_any_tree_alive(Ending::StdinEof).await;
+}
+
+#[tokio::test]
+async fn sigint_sigterm_and_sighup_shut_down_like_stdin_eof() {
+    use nix::sys::signal::Signal;
+    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        ending_leaves_no_process_of_any_tree_alive(Ending::Signal(signal)).await;
+    }
 }
 
 /// Bytes the flood test pushes through one process.

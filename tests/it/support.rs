@@ -283,11 +283,17 @@ pub fn progress_log(client: &TestClient) -> Vec<(f64, Option<f64>, Option<String
 /// missing tool must fail the test, never skip it.
 #[expect(clippy::print_stderr, reason = "a skipped heavy test says so in the test output")]
 pub fn heavy_tests(test: &str) -> bool {
-    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
-    let local = std::env::var_os("FORGEMCP_HEAVY_TESTS").is_some_and(|v| v == "1");
-    if !(ci || local) {
+    let heavy = heavy_enabled();
+    if !heavy {
         eprintln!("skipping {test}: needs real tools (runs under CI or with FORGEMCP_HEAVY_TESTS=1)");
     }
+    heavy
+}
+
+/// Whether `CI` is set or `FORGEMCP_HEAVY_TESTS=1` (races then run at their full size).
+pub fn heavy_enabled() -> bool {
+    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
+    let local = std::env::var_os("FORGEMCP_HEAVY_TESTS").is_some_and(|v| v == "1");
     ci || local
 }
 

@@ -150,7 +150,8 @@ async fn confirm_external_read(call: &Call, path: &QualifiedPath) -> Result<(), 
     let shown = path.external_path().map(|p| p.display().to_string()).unwrap_or_else(|| path.to_string());
     let question = Question {
         key: "confirm_external_read".into(),
-        message: format!("Allow ForgeMCP to read the external file {shown}?"),
+        // A path may hold line breaks and other controls: escaped, they cannot fake a second line.
+        message: format!("Allow ForgeMCP to read the external file {}?", crate::text::escape_controls(&shown)),
         allow_label: "Allow reading this file outside the workspace".into(),
     };
     match call.confirm(&question).await {
