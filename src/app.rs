@@ -25,6 +25,7 @@ use crate::clangd::{ClangdService, ContextSpec};
 use crate::cmake::{CmakeOptions, CmakeService, CompilationContext};
 use crate::config::{AdminConfig, AdminEnv, ServeConfig};
 use crate::process::ProcessService;
+use crate::quality::QualityService;
 use crate::server::{ForgeServer, Services};
 use crate::toolchain::{DiscoveryOptions, ToolchainService};
 use crate::workspace::WorkspaceService;
@@ -52,7 +53,10 @@ pub fn assemble(
     clangd.follow(cmake.contexts(), |contexts| contexts.iter().map(clangd_context).collect());
     workspace.add_observer(clangd.observer());
     workspace.add_provider(clangd.provider());
-    Services { workspace, processes, toolchain, cmake, clangd }
+    // Quality runs read the same compilation contexts clangd follows.
+    let quality =
+        Arc::new(QualityService::new(workspace.clone(), processes.clone(), toolchain.clone(), cmake.contexts()));
+    Services { workspace, processes, toolchain, cmake, clangd, quality }
 }
 
 /// What clangd needs of a CMake compilation context.

@@ -11,6 +11,7 @@ pub mod cmake;
 pub mod config;
 pub mod lsp;
 pub mod process;
+pub mod quality;
 pub mod render;
 pub mod server;
 pub mod text;

@@ -33,10 +33,12 @@ pub enum Widget {
     CmakeTest,
     CmakeRunTest,
     ClangdResult,
+    QualityTidy,
+    QualityFormat,
 }
 
 impl Widget {
-    pub const ALL: [Widget; 13] = [
+    pub const ALL: [Widget; 15] = [
         Widget::WorkspaceTree,
         Widget::WorkspaceFile,
         Widget::WorkspaceSearch,
@@ -50,6 +52,8 @@ impl Widget {
         Widget::CmakeTest,
         Widget::CmakeRunTest,
         Widget::ClangdResult,
+        Widget::QualityTidy,
+        Widget::QualityFormat,
     ];
 
     /// The `ui://forgemcp/<file>` resource URI.
@@ -68,6 +72,8 @@ impl Widget {
             Widget::CmakeTest => "ui://forgemcp/cmake-test.html",
             Widget::CmakeRunTest => "ui://forgemcp/cmake-run-test.html",
             Widget::ClangdResult => "ui://forgemcp/clangd-result.html",
+            Widget::QualityTidy => "ui://forgemcp/quality-tidy.html",
+            Widget::QualityFormat => "ui://forgemcp/quality-format.html",
         }
     }
 

@@ -15,6 +15,7 @@ mod instructions;
 mod mcp_call;
 mod mutation_tools;
 pub mod process_tools;
+pub mod quality_tools;
 pub mod registry;
 pub mod resources;
 mod search_tools;
@@ -50,6 +51,7 @@ use crate::call::{Asker, Call, Progress, ProgressSink, ProgressUpdate};
 use crate::clangd::ClangdService;
 use crate::cmake::CmakeService;
 use crate::process::ProcessService;
+use crate::quality::QualityService;
 use crate::toolchain::ToolchainService;
 use crate::widgets::Icon;
 use crate::workspace::WorkspaceService;
@@ -62,6 +64,7 @@ pub struct Services {
     pub toolchain: Arc<ToolchainService>,
     pub cmake: Arc<CmakeService>,
     pub clangd: Arc<ClangdService>,
+    pub quality: Arc<QualityService>,
 }
 
 struct Shared {
@@ -92,6 +95,7 @@ impl ForgeServer {
         toolchain_tools::register(&mut registry, &mut resources, &services.toolchain);
         cmake_tools::register(&mut registry, &services.cmake);
         clangd_tools::register(&mut registry, &services.clangd);
+        quality_tools::register(&mut registry, &services.workspace, &services.quality);
         widget_resources::register(&mut resources);
         let shared = Shared {
             registry,

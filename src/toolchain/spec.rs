@@ -74,6 +74,9 @@ pub struct ToolSpec {
     /// Executable file names to look for, without a platform suffix (`.exe` and other PATHEXT entries
     /// are added by discovery on Windows), in order of preference.
     pub executables: &'static [&'static str],
+    /// Distributions may install the tool only under versioned names (Debian's `clang-tidy-14`):
+    /// when no executable name is found, `<name>-<major>` is accepted too, the highest major first.
+    pub versioned: bool,
 }
 
 impl ToolSpec {
@@ -90,7 +93,7 @@ impl ToolSpec {
 const VERSION: Option<&[&str]> = Some(&["--version"]);
 
 const fn tool(name: &'static str, kind: ToolKind, version_args: Option<&'static [&'static str]>) -> ToolSpec {
-    ToolSpec { name, kind, version_args, windows_only: false, executables: &[] }
+    ToolSpec { name, kind, version_args, windows_only: false, executables: &[], versioned: false }
 }
 
 /// Every built-in tool, in the order the specification lists them.
@@ -115,6 +118,9 @@ pub const BUILTIN_TOOLS: &[ToolSpec] = &[
     ToolSpec { executables: &["ld.lld", "lld"], ..tool("lld", ToolKind::Linker, VERSION) },
     tool("lld-link", ToolKind::Linker, VERSION),
     tool("clangd", ToolKind::LanguageServer, VERSION),
+    // `Debian LLVM version 14.0.6`, `Debian clang-format version 14.0.6`.
+    ToolSpec { versioned: true, ..tool("clang-tidy", ToolKind::Other, VERSION) },
+    ToolSpec { versioned: true, ..tool("clang-format", ToolKind::Other, VERSION) },
     tool("git", ToolKind::VersionControl, VERSION),
     tool("lldb-dap", ToolKind::Debugger, None),
     tool("gdb", ToolKind::Debugger, VERSION),
@@ -162,8 +168,27 @@ mod tests {
     #[test]
     fn table_lists_every_tool_of_the_specification() {
         let expected = [
-            "cmake", "ctest", "ninja", "make", "msbuild", "cl", "link", "clang", "clang++", "clang-cl", "gcc", "g++",
-            "lld", "lld-link", "clangd", "git", "lldb-dap", "gdb", "cppvsdbg",
+            "cmake",
+            "ctest",
+            "ninja",
+            "make",
+            "msbuild",
+            "cl",
+            "link",
+            "clang",
+            "clang++",
+            "clang-cl",
+            "gcc",
+            "g++",
+            "lld",
+            "lld-link",
+            "clangd",
+            "clang-tidy",
+            "clang-format",
+            "git",
+            "lldb-dap",
+            "gdb",
+            "cppvsdbg",
         ];
         assert_eq!(names().collect::<Vec<_>>(), expected);
     }
@@ -174,7 +199,7 @@ mod tests {
         assert!(lookup("CMake").is_none());
         assert!(lookup("cmake ").is_none());
         assert!(lookup("").is_none());
-        assert!(lookup("clang-tidy").is_none());
+        assert!(lookup("clang-tidy-14").is_none());
     }
 
     #[test]
@@ -197,6 +222,8 @@ mod tests {
         assert_eq!(kind("clangd"), Some("language_server"));
         assert_eq!(kind("git"), Some("version_control"));
         assert_eq!(kind("cppvsdbg"), Some("debugger"));
+        assert_eq!(kind("clang-tidy"), Some("other"));
+        assert_eq!(kind("clang-format"), Some("other"));
         assert_eq!(ToolKind::Other.to_string(), "other");
     }
 
