@@ -41,13 +41,13 @@ fn default_max_files() -> u32 {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QualityTidyArgs {
-    /// Source file or directory.
+    /// File or directory.
     #[serde(default = "project")]
     pub path: String,
     /// Configuration ids; omitted or [] = all.
     #[serde(default)]
     pub configurations: Option<Vec<String>>,
-    /// Run only these checks (e.g. `modernize-*,bugprone-*`) instead of `.clang-tidy`.
+    /// Only these checks, not `.clang-tidy`'s.
     #[serde(default)]
     pub checks: Option<String>,
     #[serde(default)]
@@ -59,19 +59,17 @@ pub struct QualityTidyArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QualityFormatArgs {
-    /// C/C++ file or directory.
+    /// File or directory.
     #[serde(default = "project")]
     pub path: String,
-    /// Style instead of `.clang-format` (`LLVM`, `{IndentWidth: 8}`).
+    /// Instead of `.clang-format`, e.g. `LLVM`.
     #[serde(default)]
     pub style: Option<String>,
-    /// Write the changes; otherwise check only.
     #[serde(default)]
     pub apply: bool,
     /// Toolset id or name.
     #[serde(default = "system")]
     pub toolset: String,
-    /// Unformatted files reported at most.
     #[serde(default = "default_max_files")]
     pub max_files: u32,
 }
@@ -158,8 +156,7 @@ pub fn register(registry: &mut Registry, workspace: &Arc<WorkspaceService>, qual
         ToolSpec {
             name: "quality_tidy",
             title: "clang-tidy",
-            description: "Run clang-tidy on a translation unit or a tree per CMake configuration (compilation \
-                          database), with fix-its; `apply_fixes` writes them and returns each file's diff.",
+            description: "clang-tidy per CMake configuration on a file or tree; `apply_fixes` writes the fix-its.",
             annotations: Annotations::FsWrite,
             widget: Widget::QualityTidy,
             icon: Icon::Clangd,
@@ -205,8 +202,7 @@ pub fn register(registry: &mut Registry, workspace: &Arc<WorkspaceService>, qual
         ToolSpec {
             name: "quality_format",
             title: "clang-format",
-            description: "Check a C/C++ file or tree against clang-format with per-file diffs; `apply` writes \
-                          the formatted text.",
+            description: "clang-format check of a file or tree with per-file diffs; `apply` writes the result.",
             annotations: Annotations::FsWrite,
             widget: Widget::QualityFormat,
             icon: Icon::WorkspaceEdit,

@@ -230,3 +230,20 @@ async fn arguments_are_checked_before_anything_runs() {
     let err = tool_error(&call(&client, "quality_format", json!({ "bogus": 1 })).await).to_owned();
     assert_contains(&err, "`bogus`");
 }
+
+#[tokio::test]
+async fn the_quality_tools_stay_within_their_share_of_the_tool_list() {
+    let ws = TempWorkspace::new("");
+    let client = ws.connect(TestClient::new()).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let quality: usize = tools
+        .iter()
+        .filter(|tool| tool.name.starts_with("quality_"))
+        .map(|tool| {
+            let facing =
+                json!({ "name": tool.name, "description": tool.description, "inputSchema": tool.input_schema });
+            serde_json::to_string(&facing).unwrap().len()
+        })
+        .sum();
+    assert!(quality > 0 && quality <= 1200, "quality_tidy and quality_format take {quality} bytes of tools/list");
+}
