@@ -1,9 +1,9 @@
 //! `quality_format`: clang-format on one C/C++ file or every C/C++ file of a tree.
 //!
-//! Each file's current text goes to clang-format on stdin with `--assume-filename` (so the
-//! `.clang-format` nearest to the file applies, or the named style) and
-//! `--output-replacements-xml`; the replacements give the formatted text, its diff, and, when
-//! applying, the edit through the workspace.
+//! Files are read, then formatted in batches (one clang-format process per file would cost more
+//! than the formatting) with `--output-replacements-xml`, so the `.clang-format` nearest to each
+//! file applies (or the named style); each file's replacements, against the text read before the
+//! run, give the formatted text, its diff, and, when applying, the edit through the workspace.
 //!
 //! Architecture invariant: a tree run skips hidden directories (the workspace's file walk) and
 //! CMake build trees (known build directories and any directory holding a `CMakeCache.txt`).
@@ -18,9 +18,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::model::RunFailure;
 use super::parse::{self, Replacement};
 use super::{Error, QualityService, RUN_TIMEOUT, StdoutLines, run_error, run_parallel};
+
+/// Files one clang-format run formats at most.
+const BATCH_FILES: usize = 32;
 use crate::call::{Call, Progress};
 use crate::clangd::convert::is_cpp_source;
-use crate::process::{Stdin, Timeout};
+use crate::process::Timeout;
 use crate::toolchain::{Toolset, tool_command};
 use crate::workspace::diff::{self, FileDiff};
 use crate::workspace::find::FilePattern;
@@ -61,8 +64,10 @@ pub struct FormatReport {
     pub files_checked: usize,
     /// Files that were already formatted.
     pub formatted: usize,
-    /// Files needing changes, sorted by path.
+    /// Files needing changes, sorted by path, at most `max_files`.
     pub files: Vec<FormatFile>,
+    /// Files needing changes beyond `max_files` (checked, not listed, not written).
+    pub more_files: usize,
     pub failures: Vec<RunFailure>,
 }
 
@@ -90,27 +95,27 @@ impl QualityService {
         let unformatted = AtomicUsize::new(0);
         let mut outcomes: Vec<(QualifiedPath, Outcome)> = Vec::new();
         call.progress.report(0.0, Some(n_files as f64), format!("0 of {n_files} files checked"));
-        let not_started = run_parallel(
-            files,
+        // One clang-format per batch of files: a process per file would cost more than formatting.
+        let batch = n_files.div_ceil(super::parallelism()).clamp(1, BATCH_FILES);
+        let batches: Vec<Vec<(QualifiedPath, PathBuf)>> = files.chunks(batch).map(<[_]>::to_vec).collect();
+        run_parallel(
+            batches,
             call,
             |_| unformatted.load(Ordering::Relaxed) < request.max_files,
-            |(path, abs): (QualifiedPath, PathBuf)| {
+            |batch| {
                 let (toolset, executable, style) = (&toolset, &executable, style.as_str());
-                async move {
-                    let outcome = self.format_one(&path, &abs, toolset, executable, style, call).await;
-                    (path, outcome)
-                }
+                async move { self.format_batch(batch, toolset, executable, style, call).await }
             },
-            |(path, outcome), n_done| {
-                if matches!(outcome, Outcome::Changes { .. }) {
-                    unformatted.fetch_add(1, Ordering::Relaxed);
-                }
+            |done: Vec<(QualifiedPath, Outcome)>, _| {
+                let changed = done.iter().filter(|(_, outcome)| matches!(outcome, Outcome::Changes { .. })).count();
+                unformatted.fetch_add(changed, Ordering::Relaxed);
+                outcomes.extend(done);
+                let n_done = outcomes.len();
                 call.progress.report(
                     n_done as f64,
                     Some(n_files as f64),
                     format!("{n_done} of {n_files} files checked"),
                 );
-                outcomes.push((path, outcome));
             },
         )
         .await?;
@@ -119,8 +124,9 @@ impl QualityService {
             path: request.path.clone(),
             toolset: toolset.id().to_string(),
             files_total: n_files,
-            files_checked: n_files - not_started,
+            files_checked: outcomes.len(),
             formatted: 0,
+            more_files: 0,
             files: Vec::new(),
             failures: Vec::new(),
         };
@@ -128,6 +134,7 @@ impl QualityService {
             match outcome {
                 Outcome::Formatted => report.formatted += 1,
                 Outcome::Failed(failure) => report.failures.push(failure),
+                Outcome::Changes { .. } if report.files.len() == request.max_files => report.more_files += 1,
                 Outcome::Changes { before, after, replacements, incomplete } => {
                     let mut file = FormatFile {
                         diff: diff::diff_texts(&path, &before, &after),
@@ -190,49 +197,66 @@ impl QualityService {
         Ok(res)
     }
 
-    async fn format_one(
+    /// Runs one clang-format on `batch`: each file's text is read first, and the change is computed
+    /// against that text (an edit later refuses a file that changed since).
+    async fn format_batch(
         &self,
-        path: &QualifiedPath,
-        abs: &Path,
+        batch: Vec<(QualifiedPath, PathBuf)>,
         toolset: &Toolset,
         executable: &Path,
         style: &str,
         call: &Call,
-    ) -> Outcome {
-        let failure = |error: String, process_id: Option<u64>| {
+    ) -> Vec<(QualifiedPath, Outcome)> {
+        let failed = |path: &QualifiedPath, error: String, process_id: Option<u64>| {
             Outcome::Failed(RunFailure { path: path.to_string(), configuration: None, error, process_id })
         };
-        let before = match tokio::fs::read(abs).await.map(String::from_utf8) {
-            Ok(Ok(text)) => text,
-            Ok(Err(_)) => return failure("not UTF-8 text".to_owned(), None),
-            Err(err) => return failure(format!("unreadable: {err}"), None),
-        };
+        let mut res = Vec::with_capacity(batch.len());
+        let mut readable = Vec::with_capacity(batch.len());
+        for (path, abs) in batch {
+            match tokio::fs::read(&abs).await.map(String::from_utf8) {
+                Ok(Ok(text)) => readable.push((path, abs, text)),
+                Ok(Err(_)) => res.push((path.clone(), failed(&path, "not UTF-8 text".to_owned(), None))),
+                Err(err) => res.push((path.clone(), failed(&path, format!("unreadable: {err}"), None))),
+            }
+        }
+        if readable.is_empty() {
+            return res;
+        }
         let stdout = Arc::new(StdoutLines::default());
         let command = tool_command(toolset, executable, self.workspace.roots().project())
             .arg(format!("--style={style}"))
             .arg("--output-replacements-xml")
-            .arg(format!("--assume-filename={}", abs.display()))
-            .stdin(Stdin::Bytes(before.clone().into_bytes()))
+            .args(readable.iter().map(|(_, abs, _)| abs.as_os_str()))
             .timeout(Timeout::total(RUN_TIMEOUT))
             .on_line(stdout.callback());
-        let completed = match self.processes.run(command, call).await {
-            Ok(completed) => completed,
-            Err(err) => return failure(format!("clang-format did not start: {err}"), None),
+        let (error, process_id) = match self.processes.run(command, call).await {
+            Ok(completed) if completed.succeeded() => (None, Some(completed.id.0)),
+            Ok(completed) => (Some(run_error("clang-format", &completed)), Some(completed.id.0)),
+            Err(err) => (Some(format!("clang-format did not start: {err}")), None),
         };
-        let process_id = Some(completed.id.0);
-        if !completed.succeeded() {
-            return failure(run_error("clang-format", &completed), process_id);
+        let output = stdout.take();
+        let documents = parse::split_documents(&output);
+        for (idx, (path, _, before)) in readable.into_iter().enumerate() {
+            let outcome = match (&error, documents.get(idx)) {
+                (Some(error), _) => failed(&path, error.clone(), process_id),
+                (None, None) => failed(&path, "clang-format printed no replacements".to_owned(), process_id),
+                (None, Some(document)) => match parse::format_replacements(document) {
+                    Err(reason) => failed(&path, format!("unreadable clang-format output: {reason}"), process_id),
+                    Ok(parsed) => {
+                        let replacements: Vec<Replacement> = parsed.replacements;
+                        let applied = parse::apply(&before, replacements);
+                        if applied.text == before {
+                            Outcome::Formatted
+                        } else {
+                            let (after, replacements) = (applied.text, applied.applied);
+                            Outcome::Changes { before, after, replacements, incomplete: parsed.incomplete }
+                        }
+                    }
+                },
+            };
+            res.push((path, outcome));
         }
-        let parsed = match parse::format_replacements(&stdout.take()) {
-            Ok(parsed) => parsed,
-            Err(reason) => return failure(format!("unreadable clang-format output: {reason}"), process_id),
-        };
-        let replacements: Vec<Replacement> = parsed.replacements;
-        let applied = parse::apply(&before, replacements);
-        if applied.text == before {
-            return Outcome::Formatted;
-        }
-        Outcome::Changes { before, after: applied.text, replacements: applied.applied, incomplete: parsed.incomplete }
+        res
     }
 }
 

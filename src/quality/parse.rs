@@ -140,6 +140,14 @@ pub struct FormatReplacements {
     pub incomplete: bool,
 }
 
+/// The XML documents of one clang-format run over several files, in file order (each starts with
+/// its `<?xml` declaration).
+pub fn split_documents(output: &str) -> Vec<&str> {
+    let mut starts: Vec<usize> = output.match_indices("<?xml").map(|(at, _)| at).collect();
+    starts.push(output.len());
+    starts.windows(2).map(|pair| &output[pair[0]..pair[1]]).collect()
+}
+
 pub fn format_replacements(xml: &str) -> Result<FormatReplacements, String> {
     let document = roxmltree::Document::parse(xml).map_err(|err| err.to_string())?;
     let root = document.root_element();
@@ -390,6 +398,15 @@ Diagnostics:
         assert!(format_replacements(incomplete).unwrap().incomplete);
         assert!(format_replacements("<replacements><replacement offset='x' length='1'/></replacements>").is_err());
         assert!(format_replacements("not xml").is_err());
+    }
+
+    #[test]
+    fn one_document_per_file() {
+        let one =
+            "<?xml version='1.0'?>\n<replacements xml:space='preserve' incomplete_format='false'>\n</replacements>\n";
+        let output = format!("{one}{one}");
+        assert_eq!(split_documents(&output), [one, one]);
+        assert!(split_documents("").is_empty());
     }
 
     fn r(offset: usize, length: usize, text: &str) -> Replacement {

@@ -102,6 +102,15 @@ pub fn format(report: &FormatReport, apply: bool, max_files: usize) -> String {
         );
         diff_lines(&mut res, &file.diff);
     }
+    if report.more_files > 0 {
+        let _ = write!(
+            res,
+            "\n\n{} needing formatting {} not listed{} (max_files {max_files}).",
+            plural(report.more_files, "more file", "more files"),
+            if report.more_files == 1 { "is" } else { "are" },
+            if apply { " or written" } else { "" }
+        );
+    }
     let budget = plural(max_files, "file needing formatting", "files needing formatting");
     let reason = format!("the max_files budget ({budget}) was reached");
     not_checked(&mut res, "\n\n", report.files_total - report.files_checked, &reason);
@@ -224,6 +233,7 @@ mod tests {
             files_checked: 2,
             formatted: 1,
             files: vec![FormatFile { path, replacements: 4, incomplete: false, diff, applied: false }],
+            more_files: 2,
             failures: vec![],
         };
         expect![[r#"
@@ -236,6 +246,8 @@ mod tests {
             +    1 | int main() {
             +    2 |   return 0;
             +    3 | }
+
+            2 more files needing formatting are not listed (max_files 1).
 
             1 more file not checked: the max_files budget (1 file needing formatting) was reached."#]]
         .assert_eq(&format(&report, false, 1));

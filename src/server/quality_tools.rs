@@ -122,6 +122,8 @@ pub struct QualityFormatResult {
     pub formatted: u64,
     /// Files needing changes, sorted by path.
     pub files: Vec<FormattedFile>,
+    /// Files needing changes beyond `max_files`.
+    pub more_files: u64,
     pub failures: Vec<RunFailure>,
 }
 
@@ -243,6 +245,7 @@ pub fn register(registry: &mut Registry, workspace: &Arc<WorkspaceService>, qual
                     files_checked: count(report.files_checked),
                     formatted: count(report.formatted),
                     files: entries,
+                    more_files: count(report.more_files),
                     failures: report.failures,
                 };
                 Ok(ToolOutput::new(text, value))

@@ -17,6 +17,7 @@ interface Result {
   files_checked: number;
   formatted: number;
   files: FormattedFile[];
+  more_files: number;
   failures: Failure[];
 }
 
@@ -31,6 +32,7 @@ function Files({ result }: { result: Result }) {
         <>
           <span class="grow">
             {plural(result.files.length, "file")} {verb}; {result.formatted} already formatted
+            {result.more_files > 0 && `; ${result.more_files} more not listed`}
           </span>
           <Filter value={query} onInput={setQuery} placeholder="Find in diffs" />
           <Toggle on={highlight} set={setHighlight}>Highlight changes</Toggle>
@@ -65,6 +67,7 @@ function Summary({ result }: { result: Result }) {
           ["Mode", result.apply ? "Apply" : "Check"],
           ["Files", `${result.files_checked} of ${result.files_total} checked`],
           ["Formatted", String(result.formatted)],
+          ["More needing formatting", result.more_files ? `${result.more_files} (not listed: max_files)` : "None"],
           ["Not checked", unchecked ? `${plural(unchecked, "file")}: the max_files budget was reached` : "None"],
         ]}
       />
