@@ -28,6 +28,7 @@ use crate::cmake::{CmakeOptions, CmakeService, CompilationContext};
 use crate::config::{AdminConfig, AdminEnv, ServeConfig};
 use crate::debug::DebugService;
 use crate::process::ProcessService;
+use crate::quality::QualityService;
 use crate::server::{ForgeServer, Services};
 use crate::toolchain::{DiscoveryOptions, ToolchainService};
 use crate::workspace::WorkspaceService;
@@ -58,7 +59,10 @@ pub fn assemble(
     workspace.add_observer(clangd.observer());
     workspace.add_provider(clangd.provider());
     let debug = DebugService::new(workspace.clone(), processes.clone(), toolchain.clone());
-    Services { workspace, processes, toolchain, cmake, clangd, debug }
+    // Quality runs read the same compilation contexts clangd follows.
+    let quality =
+        Arc::new(QualityService::new(workspace.clone(), processes.clone(), toolchain.clone(), cmake.contexts()));
+    Services { workspace, processes, toolchain, cmake, clangd, debug, quality }
 }
 
 /// What clangd needs of a CMake compilation context.

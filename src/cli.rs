@@ -159,8 +159,9 @@ struct Cli {
     /// Add a user toolset with explicit tool paths (repeatable).
     ///
     /// NAME must be unique and not contain '='. TOOL is a built-in tool name: cmake, ctest, ninja,
-    /// make, msbuild, cl, link, clang, clang++, clang-cl, gcc, g++, lld, lld-link, clangd, git,
-    /// lldb-dap, gdb or cppvsdbg (msbuild, cl, link and cppvsdbg on Windows only), each at most
+    /// make, msbuild, cl, link, clang, clang++, clang-cl, gcc, g++, lld, lld-link, clangd,
+    /// clang-tidy, clang-format, git, lldb-dap, gdb or cppvsdbg (msbuild, cl, link and cppvsdbg on
+    /// Windows only), each at most
     /// once. PATH must be an existing executable file; relative paths resolve against the current
     /// directory. An invalid path is an error, never replaced by a discovered tool.
     #[arg(

@@ -1567,12 +1567,12 @@ mod tests {
     fn unknown_tool_name() {
         let fx = Fixture::new();
         fx.tool("tools/clang");
-        let message = fx.error(&["--toolset", "llvm", "clang-tidy=../tools/clang"]);
+        let message = fx.error(&["--toolset", "llvm", "clang-query=../tools/clang"]);
         assert_eq!(
             message,
-            "--toolset llvm: unknown tool `clang-tidy` (expected one of cmake, ctest, ninja, make, msbuild, cl, link, \
-             clang, clang++, clang-cl, gcc, g++, lld, lld-link, clangd, git, lldb-dap, gdb, cppvsdbg, ccache, sccache, \
-             distcc, icecc)"
+            "--toolset llvm: unknown tool `clang-query` (expected one of cmake, ctest, ninja, make, msbuild, cl, link, \
+             clang, clang++, clang-cl, gcc, g++, lld, lld-link, clangd, clang-tidy, clang-format, git, lldb-dap, gdb, \
+             cppvsdbg, ccache, sccache, distcc, icecc)"
         );
         assert_starts(
             &fx.error(&["--toolset", "llvm", "Clang=../tools/clang"]),

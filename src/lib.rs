@@ -14,6 +14,7 @@ pub mod debug;
 pub mod framing;
 pub mod lsp;
 pub mod process;
+pub mod quality;
 pub mod render;
 pub mod server;
 pub mod text;

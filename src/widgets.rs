@@ -34,10 +34,12 @@ pub enum Widget {
     CmakeRunTest,
     ClangdResult,
     Debug,
+    QualityTidy,
+    QualityFormat,
 }
 
 impl Widget {
-    pub const ALL: [Widget; 14] = [
+    pub const ALL: [Widget; 16] = [
         Widget::WorkspaceTree,
         Widget::WorkspaceFile,
         Widget::WorkspaceSearch,
@@ -52,6 +54,8 @@ impl Widget {
         Widget::CmakeRunTest,
         Widget::ClangdResult,
         Widget::Debug,
+        Widget::QualityTidy,
+        Widget::QualityFormat,
     ];
 
     /// The `ui://forgemcp/<file>` resource URI.
@@ -71,6 +75,8 @@ impl Widget {
             Widget::CmakeRunTest => "ui://forgemcp/cmake-run-test.html",
             Widget::ClangdResult => "ui://forgemcp/clangd-result.html",
             Widget::Debug => "ui://forgemcp/debug.html",
+            Widget::QualityTidy => "ui://forgemcp/quality-tidy.html",
+            Widget::QualityFormat => "ui://forgemcp/quality-format.html",
         }
     }
 

@@ -5,36 +5,13 @@
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
-import { browserMissing, launch } from "./harness/browser.mjs";
-import { openWidget, screenshot } from "./harness/page.mjs";
-import { fixtures, startServers } from "./harness/server.mjs";
+import { screenshot } from "./harness/page.mjs";
+import { fixtures } from "./harness/server.mjs";
+import { widgetSession } from "./harness/session.mjs";
 
-const skip = browserMissing();
-const env = {};
-before(async () => {
-  if (skip) return;
-  env.servers = await startServers();
-  const browser = await launch();
-  env.context = browser.context;
-  env.close = browser.close;
-});
-after(async () => {
-  await env.close?.();
-  await env.servers?.close();
-});
-
-/** Opens a widget, runs `check`, and closes the page; fails on any page error. */
-async function withWidget(options, check) {
-  const opened = await openWidget(env, options);
-  try {
-    await check(opened);
-    assert.deepEqual(opened.errors, [], "no page or console errors");
-  } finally {
-    await opened.page.close();
-  }
-}
+const { skip, env, withWidget } = widgetSession();
 
 async function waitUntil(check, what) {
   for (let i = 0; i < 100; i++) {

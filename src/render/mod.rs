@@ -12,6 +12,7 @@ pub mod excerpt;
 pub mod markdown;
 pub mod mutation;
 pub mod process;
+pub mod quality;
 pub mod search;
 pub mod toolchain;
 pub mod tree;

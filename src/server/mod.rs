@@ -17,6 +17,7 @@ mod mcp_call;
 mod mutation_tools;
 mod process_match;
 pub mod process_tools;
+pub mod quality_tools;
 pub mod registry;
 pub mod resources;
 pub mod schema;
@@ -55,6 +56,7 @@ use crate::clangd::ClangdService;
 use crate::cmake::CmakeService;
 use crate::debug::DebugService;
 use crate::process::ProcessService;
+use crate::quality::QualityService;
 use crate::toolchain::ToolchainService;
 use crate::widgets::Icon;
 use crate::workspace::WorkspaceService;
@@ -68,6 +70,7 @@ pub struct Services {
     pub cmake: Arc<CmakeService>,
     pub clangd: Arc<ClangdService>,
     pub debug: DebugService,
+    pub quality: Arc<QualityService>,
 }
 
 struct Shared {
@@ -102,6 +105,7 @@ impl ForgeServer {
         cmake_tools::register(&mut registry, &services.cmake);
         clangd_tools::register(&mut registry, &services.clangd);
         debug_tools::register(&mut registry, &services.debug);
+        quality_tools::register(&mut registry, &services.workspace, &services.quality);
         widget_resources::register(&mut resources);
         let shared = Shared {
             registry,

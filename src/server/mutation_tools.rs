@@ -239,7 +239,7 @@ impl From<FileDiff> for DiffDocument {
 
 /// Stores `diff` as the `diff` result document and returns the links; on failure the link is
 /// omitted with a warning (a provider never fails the file operation).
-fn store_diff(ws: &WorkspaceService, diff: FileDiff) -> ResourceLinks {
+pub(crate) fn store_diff(ws: &WorkspaceService, diff: FileDiff) -> ResourceLinks {
     match serde_json::to_value(DiffDocument::from(diff)) {
         Ok(value) => links(ws.results().store(vec![Document::json("diff", &value)])),
         Err(err) => {

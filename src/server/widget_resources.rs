@@ -57,5 +57,7 @@ fn describe(widget: Widget) -> (&'static str, &'static str, Icon) {
         Widget::CmakeRunTest => ("cmake-run-test-widget", "CMake run-test widget", Icon::Cmake),
         Widget::ClangdResult => ("clangd-result-widget", "Clangd result widget", Icon::Clangd),
         Widget::Debug => ("debug-widget", "Debug widget", Icon::Process),
+        Widget::QualityTidy => ("quality-tidy-widget", "clang-tidy widget", Icon::Clangd),
+        Widget::QualityFormat => ("quality-format-widget", "clang-format widget", Icon::WorkspaceEdit),
     }
 }

@@ -28,6 +28,7 @@ pub fn scan(path: Option<&OsStr>, pathext: Option<&OsStr>) -> Vec<Tool> {
     for spec in BUILTIN_TOOLS.iter().filter(|spec| spec.is_supported_here()) {
         let found =
             spec::executables(spec).iter().find_map(|exe| dirs.iter().find_map(|dir| find_in(dir, exe, &suffixes)));
+        let found = found.or_else(|| if spec.versioned { find_versioned(&dirs, spec.name, &suffixes) } else { None });
         if let Some(path) = found {
             res.push(Tool { spec, path });
         }
@@ -50,6 +51,47 @@ fn find_in(dir: &Path, exe: &str, suffixes: &[OsString]) -> Option<PathBuf> {
         name.push(suffix);
         let candidate = dir.join(name);
         is_executable_file(&candidate).then_some(candidate)
+    })
+}
+
+/// The executable `<name>-<major>` with the highest major version in any of `dirs` (earlier
+/// directories win a tie), for tools distributions install under versioned names only.
+fn find_versioned(dirs: &[PathBuf], name: &str, suffixes: &[OsString]) -> Option<PathBuf> {
+    let prefix = format!("{name}-");
+    let mut best: Option<(u32, PathBuf)> = None;
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        let mut majors: Vec<u32> = entries
+            .filter_map(|entry| {
+                let file_name = entry.ok()?.file_name();
+                let stem = strip_suffix(file_name.to_str()?, suffixes)?;
+                let major = stem.strip_prefix(&prefix)?;
+                if major.is_empty() || !major.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                major.parse().ok()
+            })
+            .collect();
+        majors.sort_unstable_by(|a, b| b.cmp(a));
+        for major in majors {
+            if best.as_ref().is_some_and(|(known, _)| *known >= major) {
+                break;
+            }
+            if let Some(path) = find_in(dir, &format!("{prefix}{major}"), suffixes) {
+                best = Some((major, path));
+                break;
+            }
+        }
+    }
+    best.map(|(_, path)| path)
+}
+
+/// `file_name` without one of `suffixes` (matched case-insensitively, as Windows does).
+fn strip_suffix<'a>(file_name: &'a str, suffixes: &[OsString]) -> Option<&'a str> {
+    suffixes.iter().filter_map(|suffix| suffix.to_str()).find_map(|suffix| {
+        let split = file_name.len().checked_sub(suffix.len())?;
+        let (stem, tail) = (file_name.get(..split)?, file_name.get(split..)?);
+        tail.eq_ignore_ascii_case(suffix).then_some(stem)
     })
 }
 
@@ -140,6 +182,23 @@ mod tests {
         let tools = scan(Some(&dirs.path(&["a", "b"])), None);
         assert_eq!(names(&tools), ["lld"]);
         assert_eq!(tools[0].path, preferred);
+    }
+
+    #[test]
+    fn versioned_names_are_found_when_the_plain_name_is_missing() {
+        let dirs = Dirs::new();
+        dirs.tool("a", "clang-tidy-14");
+        let newest = dirs.tool("b", "clang-tidy-17");
+        dirs.tool("b", "clang-tidy-diff-17");
+        dirs.tool("a", "clang-format-x");
+        dirs.tool("a", "clangd-18");
+        let tools = scan(Some(&dirs.path(&["a", "b"])), None);
+        assert_eq!(names(&tools), ["clang-tidy"]);
+        assert_eq!(tools[0].path, newest);
+        // The plain name wins over any versioned one.
+        let plain = dirs.tool("b", "clang-tidy");
+        let tools = scan(Some(&dirs.path(&["a", "b"])), None);
+        assert_eq!(tools[0].path, plain);
     }
 
     #[test]

@@ -74,6 +74,9 @@ pub struct ToolSpec {
     /// Executable file names to look for, without a platform suffix (`.exe` and other PATHEXT entries
     /// are added by discovery on Windows), in order of preference.
     pub executables: &'static [&'static str],
+    /// Distributions may install the tool only under versioned names (Debian's `clang-tidy-14`):
+    /// when no executable name is found, `<name>-<major>` is accepted too, the highest major first.
+    pub versioned: bool,
 }
 
 impl ToolSpec {
@@ -98,7 +101,7 @@ const VERSION: Option<&[&str]> = Some(&["--version"]);
 pub const LAUNCHERS: [&str; 4] = ["ccache", "sccache", "distcc", "icecc"];
 
 const fn tool(name: &'static str, kind: ToolKind, version_args: Option<&'static [&'static str]>) -> ToolSpec {
-    ToolSpec { name, kind, version_args, windows_only: false, executables: &[] }
+    ToolSpec { name, kind, version_args, windows_only: false, executables: &[], versioned: false }
 }
 
 /// lldb-dap under its plain, Debian-versioned (newest first) and older `lldb-vscode` names.
@@ -140,6 +143,9 @@ pub const BUILTIN_TOOLS: &[ToolSpec] = &[
     ToolSpec { executables: &["ld.lld", "lld"], ..tool("lld", ToolKind::Linker, VERSION) },
     tool("lld-link", ToolKind::Linker, VERSION),
     tool("clangd", ToolKind::LanguageServer, VERSION),
+    // `Debian LLVM version 14.0.6`, `Debian clang-format version 14.0.6`.
+    ToolSpec { versioned: true, ..tool("clang-tidy", ToolKind::Other, VERSION) },
+    ToolSpec { versioned: true, ..tool("clang-format", ToolKind::Other, VERSION) },
     tool("git", ToolKind::VersionControl, VERSION),
     // LLVM 18 renamed lldb-vscode to lldb-dap; Debian and Ubuntu install versioned names only.
     ToolSpec { executables: LLDB_DAP_EXECUTABLES, ..tool("lldb-dap", ToolKind::Debugger, None) },
@@ -193,8 +199,31 @@ mod tests {
     #[test]
     fn table_lists_every_tool_of_the_specification() {
         let expected = [
-            "cmake", "ctest", "ninja", "make", "msbuild", "cl", "link", "clang", "clang++", "clang-cl", "gcc", "g++",
-            "lld", "lld-link", "clangd", "git", "lldb-dap", "gdb", "cppvsdbg", "ccache", "sccache", "distcc", "icecc",
+            "cmake",
+            "ctest",
+            "ninja",
+            "make",
+            "msbuild",
+            "cl",
+            "link",
+            "clang",
+            "clang++",
+            "clang-cl",
+            "gcc",
+            "g++",
+            "lld",
+            "lld-link",
+            "clangd",
+            "clang-tidy",
+            "clang-format",
+            "git",
+            "lldb-dap",
+            "gdb",
+            "cppvsdbg",
+            "ccache",
+            "sccache",
+            "distcc",
+            "icecc",
         ];
         assert_eq!(names().collect::<Vec<_>>(), expected);
     }
@@ -205,7 +234,7 @@ mod tests {
         assert!(lookup("CMake").is_none());
         assert!(lookup("cmake ").is_none());
         assert!(lookup("").is_none());
-        assert!(lookup("clang-tidy").is_none());
+        assert!(lookup("clang-tidy-14").is_none());
     }
 
     #[test]
@@ -228,6 +257,8 @@ mod tests {
         assert_eq!(kind("clangd"), Some("language_server"));
         assert_eq!(kind("git"), Some("version_control"));
         assert_eq!(kind("cppvsdbg"), Some("debugger"));
+        assert_eq!(kind("clang-tidy"), Some("other"));
+        assert_eq!(kind("clang-format"), Some("other"));
         assert_eq!(ToolKind::Other.to_string(), "other");
     }
 

@@ -100,6 +100,8 @@ fn parse_banner(tool: &str, text: &str) -> Option<String> {
         "gcc" | "g++" => first_line(text).and_then(outside_parentheses),
         // `Debian clang version 14.0.6`, `Apple clang version 15.0.0 (clang-1500.3.9.4)`.
         "clang" | "clang++" | "clang-cl" | "clangd" => after_word(text, "version"),
+        // `Debian LLVM version 14.0.6`, `Ubuntu clang-format version 18.1.3 (1ubuntu1)`.
+        "clang-tidy" | "clang-format" => after_word(text, "version"),
         // `Debian LLD 14.0.6 (compatible with GNU linkers)`.
         "lld" | "lld-link" => after_word(text, "LLD"),
         // `git version 2.47.3`, `git version 2.43.0.windows.1`.
@@ -282,6 +284,17 @@ mod tests {
             expect!["14.0.6"],
         );
         check("clangd", "clangd version 18.1.8\nFeatures: windows\n", expect!["18.1.8"]);
+    }
+
+    #[test]
+    fn clang_tidy_and_clang_format() {
+        check(
+            "clang-tidy",
+            "Debian LLVM version 14.0.6\n  Optimized build.\n  Default target: x86_64-pc-linux-gnu\n",
+            expect!["14.0.6"],
+        );
+        check("clang-format", "Debian clang-format version 14.0.6\n", expect!["14.0.6"]);
+        check("clang-format", "Ubuntu clang-format version 18.1.3 (1ubuntu1)\n", expect!["18.1.3"]);
     }
 
     #[test]

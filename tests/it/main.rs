@@ -37,6 +37,9 @@ mod process;
 /// The process service through the MCP surface (in-process server and the real binary): tools,
 /// resources, completions, timeouts, cancellation, stdin EOF, the 1 GiB flood (feature `test-tools`).
 mod process_mcp;
+/// The quality tools with the real clang-tidy and clang-format on a copy of the acceptance project
+/// with files added by the test (CI or `FORGEMCP_HEAVY_TESTS=1`), and argument errors.
+mod quality;
 /// Concurrent actors: two servers writing into one folder, link swaps racing reads, mirrors,
 /// search, listings, file info and `cmake_run_test`.
 mod races;

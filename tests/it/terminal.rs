@@ -39,7 +39,10 @@ fn a_terminal_start_explains_itself_and_prints_the_panel_line_before_any_client(
     });
     let mut seen = String::new();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !(seen.contains(forgemcp::app::TERMINAL_LINE) && seen.contains("admin panel at http://127.0.0.1:")) {
+    // Both lines, the panel line read up to its end (a chunk may stop in the middle of it).
+    let panel_line_complete =
+        |seen: &str| seen.split_once("admin panel at http://127.0.0.1:").is_some_and(|(_, rest)| rest.contains('\n'));
+    while !(seen.contains(forgemcp::app::TERMINAL_LINE) && panel_line_complete(&seen)) {
         let left = deadline.saturating_duration_since(Instant::now());
         match lines_rx.recv_timeout(left) {
             Ok(chunk) => seen.push_str(&chunk.replace("\r\n", "\n")),

@@ -118,6 +118,14 @@ const RECORDED: &[(&str, &str, &str, &str)] = &[
         "Debian clangd version 14.0.6\nFeatures: linux+grpc\nPlatform: x86_64-pc-linux-gnu\n",
         "14.0.6",
     ),
+    // Debian installs them as clang-tidy-14 and clang-format-14; versioned names are found too.
+    (
+        "clang-tidy",
+        "clang-tidy-14",
+        "Debian LLVM version 14.0.6\n  Optimized build.\n  Default target: x86_64-pc-linux-gnu\n",
+        "14.0.6",
+    ),
+    ("clang-format", "clang-format-14", "Debian clang-format version 14.0.6\n", "14.0.6"),
     ("git", "git", "git version 2.47.3\n", "2.47.3"),
     ("gdb", "gdb", "GNU gdb (Debian 13.1-3) 13.1\nCopyright (C) 2023 Free Software Foundation, Inc.\n", "13.1"),
 ];
@@ -586,9 +594,11 @@ async fn real_tools_report_the_versions_they_print() {
     let client = connect(server(&ws, &processes, discovery), TestClient::new()).await;
     let got = call(&client, "toolset_get", json!({ "toolset_id": "system" })).await;
     let reported = tools_of(structured(&got));
-    for name in ["cmake", "ninja", "g++", "clang", "clangd"] {
+    for name in ["cmake", "ninja", "g++", "clang", "clangd", "clang-tidy", "clang-format"] {
         let Some((_, path, version)) = reported.iter().find(|(n, ..)| n == name) else {
-            panic!("{name} is not on PATH; install cmake, ninja-build, g++, clang and clangd (.ci/run does)");
+            panic!(
+                "{name} is not on PATH; install cmake, ninja-build, g++, clang, clangd, clang-tidy and clang-format (.ci/run does)"
+            );
         };
         let version = version.as_str().unwrap_or_else(|| panic!("{name} at {path} has no version"));
         let line = banner_line(path);

@@ -320,8 +320,14 @@ mod fixtures {
         let mut stale = check_or_write(&client, &sanitizer, &cases).await;
         // A recorded fixture that no case produces any more is stale too (the real-CMake and clangd
         // cases are checked by their own heavy tests, but they still count as produced).
-        let produced: Vec<PathBuf> =
-            cases.iter().chain(&cmake_cases()).chain(&clangd_cases()).chain(&debug_cases()).map(Case::path).collect();
+        let produced: Vec<PathBuf> = cases
+            .iter()
+            .chain(&cmake_cases())
+            .chain(&clangd_cases())
+            .chain(&debug_cases())
+            .chain(&quality_cases())
+            .map(Case::path)
+            .collect();
         for dir in std::fs::read_dir(fixtures_dir()).expect("fixtures dir").flatten() {
             for file in std::fs::read_dir(dir.path()).expect("widget fixtures").flatten() {
                 let text = std::fs::read_to_string(file.path()).unwrap_or_default();
@@ -564,6 +570,70 @@ mod fixtures {
         assert_fresh(&stale, "widgets::fixtures::recorded_debug");
     }
 
+    /// The quality cases, recorded in this order on one server with both automatic profiles configured:
+    /// clang-tidy with the project's `.clang-tidy` on the whole project, its fix-its applied to one
+    /// file, and clang-format checking the sources and formatting one file.
+    fn quality_cases() -> Vec<Case> {
+        vec![
+            case("quality-tidy", "tree", "quality_tidy", json!({ "path": "project/" })),
+            case(
+                "quality-tidy",
+                "apply",
+                "quality_tidy",
+                json!({ "path": "src/geometry/lookup.cpp", "checks": "modernize-use-nullptr", "apply_fixes": true }),
+            ),
+            case("quality-format", "check", "quality_format", json!({ "path": "src" })),
+            case("quality-format", "apply", "quality_format", json!({ "path": "src/main.cpp", "apply": true })),
+        ]
+    }
+
+    /// What the quality cases add to [`PROJECT`]: a `.clang-tidy` and a file with `NULL` and short names.
+    const QUALITY_CHANGES: &str = r#"
+//- CMakeLists.txt
+    cmake_minimum_required(VERSION 3.20)
+    project(geometry CXX)
+    add_library(geometry src/geometry/vector.cpp src/geometry/lookup.cpp)
+    target_include_directories(geometry PUBLIC include)
+    add_executable(demo src/main.cpp)
+    target_link_libraries(demo PRIVATE geometry)
+//- .clang-tidy
+    Checks: '-*,modernize-use-nullptr,readability-identifier-length'
+//- src/geometry/lookup.cpp
+    #include <cstddef>
+
+    #include "geometry/vector.hpp"
+
+    namespace geometry {
+
+    const Vector* first_or_null(const Vector* v, int count) {
+        if (v == NULL || count == 0) {
+            return NULL;
+        }
+        return v;
+    }
+
+    } // namespace geometry
+"#;
+
+    /// The quality widgets' fixtures are those of the real clang-tidy and clang-format on [`PROJECT`]
+    /// configured by the real cmake and ninja with g++ (heavy: runs under `CI` or with
+    /// `FORGEMCP_HEAVY_TESTS=1`).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn recorded_quality_fixtures_match_the_real_tools() {
+        let test = "recorded_quality_fixtures_match_the_real_tools";
+        if !crate::support::real_tools(test, &["cmake", "ninja", "g++", "clang-tidy", "clang-format"]) {
+            return;
+        }
+        let ws = TempWorkspace::new(PROJECT);
+        ws.write_fixture(QUALITY_CHANGES);
+        let services = crate::support::real_services(&ws, &[]);
+        let client = connect(ForgeServer::new(services, Duration::ZERO), TestClient::new()).await;
+        let configured = call(&client, "cmake_configure", json!({})).await;
+        assert_ne!(configured.is_error, Some(true), "{configured:?}");
+        let stale = check_or_write(&client, &Sanitizer::new(&ws, &helper()), &quality_cases()).await;
+        assert_fresh(&stale, "widgets::fixtures::recorded_quality");
+    }
+
     /// Records every case; writes the fixtures with `FORGEMCP_WRITE_FIXTURES=1`, otherwise returns
     /// the cases whose committed fixture differs (beyond volatile values) from the fresh one.
     async fn check_or_write(
@@ -617,7 +687,10 @@ mod fixtures {
         let result = call(client, case.tool, case.arguments.clone()).await;
         let result = serde_json::to_value(&result).expect("serialize result");
         let mut resources = serde_json::Map::new();
-        if let Some(links) = result.pointer("/structuredContent/resources").and_then(Value::as_object) {
+        // The result's own links, and those of its entries (the quality tools link one diff per file).
+        let mut link_sets = Vec::new();
+        collect_links(result.pointer("/structuredContent").unwrap_or(&Value::Null), &mut link_sets);
+        for links in link_sets {
             for link in links.values() {
                 let uri = link["uri"].as_str().expect("resource link uri");
                 let read = client
@@ -635,6 +708,22 @@ mod fixtures {
             "result": result,
             "resources": resources,
         })
+    }
+
+    /// Every `resources` object of a structured result, at any depth, in document order.
+    fn collect_links<'a>(value: &'a Value, res: &mut Vec<&'a serde_json::Map<String, Value>>) {
+        match value {
+            Value::Object(map) => {
+                for (key, inner) in map {
+                    match (key.as_str(), inner.as_object()) {
+                        ("resources", Some(links)) => res.push(links),
+                        _ => collect_links(inner, res),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|item| collect_links(item, res)),
+            _ => {}
+        }
     }
 
     /// Replaces machine- and run-specific values by stable ones, consistently within one fixture.

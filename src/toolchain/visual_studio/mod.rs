@@ -190,7 +190,8 @@ pub fn candidates(root: &Path, env: &Environment, spec: &'static ToolSpec) -> Ve
         "ninja" => {
             res.push(join(root, &["Common7", "IDE", "CommonExtensions", "Microsoft", "CMake", "Ninja", "ninja.exe"]));
         }
-        "clang" | "clang++" | "clang-cl" | "lld" | "lld-link" | "clangd" | "lldb-dap" => {
+        "clang" | "clang++" | "clang-cl" | "lld" | "lld-link" | "clangd" | "clang-tidy" | "clang-format"
+        | "lldb-dap" => {
             let llvm = join(root, &["VC", "Tools", "Llvm"]);
             let bins = match vs_arch() {
                 "arm64" => vec![join(&llvm, &["ARM64", "bin"])],
