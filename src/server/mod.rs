@@ -32,10 +32,10 @@ use chrono::Utc;
 use parking_lot::{Mutex, RwLock};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
-    ExtensionCapabilities, Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    LoggingLevel, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Reference, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, Tool,
-    UnsubscribeRequestParams,
+    ExtensionCapabilities, GetPromptRequestParams, GetPromptResponse, Implementation, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Reference, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -198,7 +198,8 @@ impl ServerHandler for ForgeServer {
         if self.shared.registry.get(&name).is_none() {
             return Err(ErrorData::invalid_params(format!("unknown tool `{name}`"), Some(json!({ "name": name }))));
         }
-        let arguments = request.arguments.clone().unwrap_or_default();
+        let mut request = request;
+        let arguments = request.arguments.take().unwrap_or_default();
         let call_id = self.shared.next_call_id.fetch_add(1, Ordering::Relaxed);
         let observer = self.observer();
         if let Some(observer) = &observer {
@@ -212,7 +213,7 @@ impl ServerHandler for ForgeServer {
             });
         }
         let (progress, peer_progress) = self.progress_for(&context, observer.clone().map(|o| (o, call_id)));
-        let asker: Arc<dyn Asker> = Arc::new(McpAsker::new(&context, request.input_responses.clone()));
+        let asker: Arc<dyn Asker> = Arc::new(McpAsker::new(&context, request.input_responses.take()));
         let call = Call::new(progress, context.ct.clone(), Some(asker));
         let future = self.shared.registry.invoke(&name, arguments, call).expect("the tool exists (checked above)");
         let outcome = future.await;
@@ -229,8 +230,16 @@ impl ServerHandler for ForgeServer {
             },
             Outcome::Protocol(err) => (Err(err.clone()), CallEnd::Error(err)),
             other => {
-                let result = other.to_result().expect("success and failure outcomes carry a result");
-                (Ok(CallToolResponse::Complete(result.clone())), CallEnd::Result(result))
+                let result = other.into_result().expect("success and failure outcomes carry a result");
+                let Some(observer) = &observer else {
+                    // No observer (`--no-admin`): the result goes out as it is, never copied.
+                    return Ok(CallToolResponse::Complete(result));
+                };
+                // The observer keeps the shared result; only the reply gets its own copy.
+                let result = Arc::new(result);
+                let end = if context.ct.is_cancelled() { CallEnd::Cancelled } else { CallEnd::Result(result.clone()) };
+                observer.finished(call_id, Utc::now(), &end);
+                return Ok(CallToolResponse::Complete(Arc::unwrap_or_clone(result)));
             }
         };
         if let Some(observer) = &observer {
@@ -238,6 +247,16 @@ impl ServerHandler for ForgeServer {
             observer.finished(call_id, Utc::now(), &end);
         }
         response
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        // The prompts capability is declared with no prompts: every name is an unknown one.
+        let name = request.name;
+        Err(ErrorData::invalid_params(format!("unknown prompt `{name}`"), Some(json!({ "name": name }))))
     }
 
     async fn list_resources(

@@ -168,3 +168,22 @@ async fn every_tool_answers_over_stdio_and_stdout_stays_json_rpc() {
         }
     }
 }
+
+#[tokio::test]
+async fn ids_that_are_neither_string_nor_number_and_unknown_prompts_are_invalid() {
+    let ws = TempWorkspace::new("//- a.txt\n    hello");
+    let lines = [
+        json!({"jsonrpc":"2.0","id":null,"method":"ping"}).to_string(),
+        json!({"jsonrpc":"2.0","id":{"n":1},"method":"tools/list"}).to_string(),
+        json!({"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"nosuch"}}).to_string(),
+        json!({"jsonrpc":"2.0","id":2,"method":"prompts/list"}).to_string(),
+        json!({"jsonrpc":"2.0","id":3,"method":"ping"}).to_string(),
+    ];
+    let (replies, _) = exchange(&ws, &lines).await;
+    let nulls: Vec<&Value> = replies.iter().filter(|r| r["id"].is_null()).collect();
+    assert_eq!(nulls.len(), 2, "{nulls:#?}");
+    assert!(nulls.iter().all(|r| r["error"]["code"] == -32600), "{nulls:#?}");
+    assert_eq!(reply_for(&replies, json!(1))["error"]["code"], -32602);
+    assert_eq!(reply_for(&replies, json!(2))["result"]["prompts"], json!([]));
+    assert_eq!(reply_for(&replies, json!(3))["result"], json!({}));
+}
