@@ -10,6 +10,7 @@
 
 pub mod clangd_tools;
 pub mod cmake_tools;
+pub mod heavy;
 mod history;
 mod instructions;
 mod mcp_call;
@@ -41,6 +42,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
 
+use heavy::HeavyWork;
 pub use history::{CallEnd, CallObserver, CallStarted, Origin};
 use mcp_call::{McpAsker, PeerProgress};
 use registry::{Outcome, Registry};
@@ -71,6 +73,7 @@ struct Shared {
     progress_interval: Duration,
     next_call_id: AtomicU64,
     log_level: Mutex<LoggingLevel>,
+    heavy: HeavyWork,
 }
 
 /// The MCP server. Cheap to clone; clones share all state. A clone with another `Origin` serves
@@ -100,6 +103,7 @@ impl ForgeServer {
             progress_interval,
             next_call_id: AtomicU64::new(1),
             log_level: Mutex::new(LoggingLevel::Warning),
+            heavy: HeavyWork::default(),
         };
         ForgeServer { shared: Arc::new(shared), origin: Origin::Client }
     }
@@ -112,6 +116,11 @@ impl ForgeServer {
     /// Installs the call observer (the admin instance's history).
     pub fn set_observer(&self, observer: Arc<dyn CallObserver>) {
         *self.shared.observer.write() = Some(observer);
+    }
+
+    /// The slots of CPU-heavy calls (searches, listings, large reads).
+    pub fn heavy_work(&self) -> &HeavyWork {
+        &self.shared.heavy
     }
 
     pub fn tools(&self) -> Vec<Tool> {
@@ -200,6 +209,7 @@ impl ServerHandler for ForgeServer {
         }
         let mut request = request;
         let arguments = request.arguments.take().unwrap_or_default();
+        let heavy = heavy::is_heavy(&name, &arguments);
         let call_id = self.shared.next_call_id.fetch_add(1, Ordering::Relaxed);
         let observer = self.observer();
         if let Some(observer) = &observer {
@@ -215,8 +225,14 @@ impl ServerHandler for ForgeServer {
         let (progress, peer_progress) = self.progress_for(&context, observer.clone().map(|o| (o, call_id)));
         let asker: Arc<dyn Asker> = Arc::new(McpAsker::new(&context, request.input_responses.take()));
         let call = Call::new(progress, context.ct.clone(), Some(asker));
-        let future = self.shared.registry.invoke(&name, arguments, call).expect("the tool exists (checked above)");
-        let outcome = future.await;
+        let slot = if heavy { self.shared.heavy.acquire(&call).await } else { None };
+        let outcome = if heavy && slot.is_none() {
+            Outcome::Failure("The call was cancelled while it waited for other heavy calls to finish.".into())
+        } else {
+            let future = self.shared.registry.invoke(&name, arguments, call).expect("the tool exists (checked above)");
+            future.await
+        };
+        drop(slot);
         if let Some(peer_progress) = peer_progress {
             peer_progress.finish().await;
         }

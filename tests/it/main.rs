@@ -17,6 +17,9 @@ mod cli;
 /// g++ on a copy of the acceptance project (CI or `FORGEMCP_HEAVY_TESTS=1`), and argument errors.
 mod cmake;
 
+/// Heavy calls cannot starve light ones: bounded slots for searches, listings and large reads.
+mod fairness;
+
 /// Workspace mutations through the MCP surface: every operation and refusal, the escape matrix,
 /// the link-swapping race, SIGKILL atomicity on the real binary, diff snapshots, line endings.
 mod mutation;
