@@ -111,11 +111,15 @@ fn register_read_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>
                     }
                 })
                 .await?;
-                let text = render::excerpt::numbered(excerpt.numbered_lines(), "No lines in the selected range.");
+                let n_lines = crate::workspace::read::split_lines(&excerpt.text).count() as u64;
+                let text = if excerpt.text.len() <= NUMBERED_TEXT_LIMIT {
+                    render::excerpt::numbered(excerpt.numbered_lines(), "No lines in the selected range.")
+                } else {
+                    large_read_text(&excerpt.path, excerpt.start_line, n_lines, excerpt.text.len())
+                };
                 let resources = if external {
                     ResourceLinks::new()
                 } else {
-                    let n_lines = crate::workspace::read::split_lines(&excerpt.text).count() as u64;
                     let lines = LineWindow::of_read(start, end, n_lines);
                     let request = ProviderRequest { path: excerpt.path.clone(), operation: FileOperation::Read, lines };
                     provider_links(&ws_for_providers, request, &provider_call).await
@@ -130,6 +134,20 @@ fn register_read_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>
             }
         },
     );
+}
+
+/// Above this much text a read's `content` is a note instead of a numbered copy: the text goes out
+/// once (in `structuredContent.text`), so an explicit range of a large file fits one reply.
+pub const NUMBERED_TEXT_LIMIT: usize = 1 << 20;
+
+/// The `content` text of a read whose text is above [`NUMBERED_TEXT_LIMIT`].
+fn large_read_text(path: &QualifiedPath, start_line: u64, n_lines: u64, bytes: usize) -> String {
+    let last = start_line + n_lines.saturating_sub(1);
+    format!(
+        "Lines {start_line}–{last} of {path} ({bytes} bytes) are in the result's `text` field only: above {} MiB of \
+         text the numbered copy is left out. Read a narrower line range to get numbered lines.",
+        NUMBERED_TEXT_LIMIT >> 20
+    )
 }
 
 /// Asks the user before an external read; every such read asks again.
