@@ -10,16 +10,12 @@
 //! flight finish for up to 5 s; no process of any tree, and no stray a tree left (this process owns
 //! every descendant, `process::own_every_descendant`), is alive a second after EOF or the signal.
 
-use std::io::{self, Write as _};
-use std::pin::Pin;
+use std::io::Write as _;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use anyhow::Context as _;
 use rmcp::ServiceExt;
-use tokio::io::{AsyncRead, ReadBuf};
-use tokio_util::sync::CancellationToken;
 
 use crate::admin::instance::{AdminLink, HubCommand, InstanceInfo, LinkOptions};
 use crate::admin::ipc::Endpoint;
@@ -89,12 +85,11 @@ pub async fn serve_stdio(config: &ServeConfig, admin: &AdminConfig, admin_env: &
     // Before the transport: every call, even the first, is in the panel's history.
     let history = admin.join_hub().then(|| AdminLink::install_history(&server));
     tracing::info!(workspace = %config.workspace_root().display(), "serving MCP on stdio");
-    let input_ended = CancellationToken::new();
-    let stdin = EndReporting { inner: tokio::io::stdin(), ended: input_ended.clone() };
-    let (transport, guard) = crate::server::stdio::guard(stdin, tokio::io::stdout());
+    let stdio = crate::server::stdio::start(std::io::stdin(), std::io::stdout()).context("cannot read stdin")?;
+    let input_ended = stdio.input_ended;
     // In the background: the panel line appears now, not only once a client initializes.
     let admin_link = history.and_then(|history| start_admin_link(&server, history, config, admin, admin_env));
-    let running = server.clone().serve(transport).await.context("MCP session did not start")?;
+    let running = server.clone().serve(stdio.transport).await.context("MCP session did not start")?;
     // Only now: discovery launches processes and must never delay `initialize`.
     services.toolchain.start_discovery();
     if let (Some(link), Some(peer)) = (&admin_link, running.peer().peer_info()) {
@@ -103,8 +98,6 @@ pub async fn serve_stdio(config: &ServeConfig, admin: &AdminConfig, admin_env: &
     let session = async {
         let reason = running.waiting().await;
         tracing::info!(?reason, "MCP session ended");
-        // Let the guard write every reply rmcp produced before the process exits.
-        let _ = guard.await;
     };
     tokio::pin!(session);
     let mut session_over = false;
@@ -185,26 +178,6 @@ impl Signals {
 const CLANGD_GRACE: Duration = Duration::from_millis(500);
 /// How long the replies of calls ended by the shutdown may take after stdin EOF.
 const REPLY_GRACE: Duration = Duration::from_secs(5);
-
-/// The server's stdin, reporting its end (EOF or a read error) through `ended`.
-struct EndReporting<R> {
-    inner: R,
-    ended: CancellationToken,
-}
-
-impl<R: AsyncRead + Unpin> AsyncRead for EndReporting<R> {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let had_room = buf.remaining() > 0;
-        let res = Pin::new(&mut self.inner).poll_read(cx, buf);
-        match &res {
-            Poll::Ready(Ok(())) if had_room && buf.filled().len() == before => self.ended.cancel(),
-            Poll::Ready(Err(_)) => self.ended.cancel(),
-            _ => {}
-        }
-        res
-    }
-}
 
 /// Starts the admin link; a problem with the private directory is a warning.
 fn start_admin_link(

@@ -11,10 +11,11 @@
 //! to read status, not calls a person made).
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use parking_lot::Mutex;
-use rmcp::model::{JsonObject, RequestMetaObject};
+use rmcp::model::{CallToolResult, JsonObject, RequestMetaObject};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
@@ -51,7 +52,8 @@ struct Entry {
     progress_dropped: u64,
     /// `running`, `completed`, `tool_error`, `protocol_error`, `cancelled`, `input_required`.
     state: &'static str,
-    result: Option<Value>,
+    /// Shared with the reply path; serialized only when a record is built.
+    result: Option<Arc<CallToolResult>>,
     error: Option<Value>,
     /// Estimated size of the recorded JSON.
     bytes: usize,
@@ -69,7 +71,7 @@ impl Entry {
             "state": self.state,
             "progress": self.progress,
             "progress_dropped": self.progress_dropped,
-            "result": self.result,
+            "result": self.result.as_deref(),
             "error": self.error,
         })
     }
@@ -148,8 +150,23 @@ fn tag_of(meta: &RequestMetaObject, key: &str) -> Option<Value> {
     meta.0.get(key).cloned()
 }
 
-fn json_size(value: &Value) -> usize {
-    serde_json::to_vec(value).map(|v| v.len()).unwrap_or(0)
+/// The size of `value` serialized, counted without building the text.
+fn json_size<T: serde::Serialize + ?Sized>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => 0,
+    }
 }
 
 impl CallObserver for History {
@@ -165,7 +182,7 @@ impl CallObserver for History {
         {
             let _ = waiter.send(call.call_id);
         }
-        let arguments_size = json_size(&Value::Object(call.arguments.clone()));
+        let arguments_size = json_size(&call.arguments);
         let entry = Entry {
             call_id: call.call_id,
             origin: call.origin,
@@ -220,13 +237,13 @@ impl CallObserver for History {
         let (state, result, error) = match end {
             CallEnd::Result(result) => {
                 let state = if result.is_error == Some(true) { "tool_error" } else { "completed" };
-                (state, serde_json::to_value(result).ok(), None)
+                (state, Some(result.clone()), None)
             }
             CallEnd::Error(err) => ("protocol_error", None, serde_json::to_value(err).ok()),
             CallEnd::InputRequired => ("input_required", None, None),
             CallEnd::Cancelled => ("cancelled", None, None),
         };
-        let added = result.as_ref().map_or(0, json_size) + error.as_ref().map_or(0, json_size);
+        let added = result.as_deref().map_or(0, json_size) + error.as_ref().map_or(0, json_size);
         let Some(entry) = inner.calls.iter_mut().find(|e| e.call_id == call_id) else { return };
         entry.finished_at = Some(at);
         entry.state = state;
@@ -273,7 +290,7 @@ mod tests {
         history.started(&started(1, Origin::Client, &[]));
         history.progress(1, &update("Files visited"));
         let result = CallToolResult::success(vec![ContentBlock::text("done")]);
-        history.finished(1, Utc::now(), &CallEnd::Result(result));
+        history.finished(1, Utc::now(), &CallEnd::Result(Arc::new(result)));
         let calls = history.list();
         assert_eq!(calls.len(), 1);
         assert_eq!(calls[0]["state"], "completed");

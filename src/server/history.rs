@@ -1,6 +1,8 @@
 //! The one observation point every tool call passes: arguments, progress, outcome, timestamps and
 //! origin. The admin instance plugs in here to keep its call history; tools never know about it.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, JsonObject, RequestMetaObject};
@@ -33,8 +35,9 @@ pub struct CallStarted {
 /// How a call ended.
 #[derive(Debug, Clone)]
 pub enum CallEnd {
-    /// A result was returned (successful or `isError`).
-    Result(CallToolResult),
+    /// A result was returned (successful or `isError`); shared with the observer, never copied
+    /// for it.
+    Result(Arc<CallToolResult>),
     /// The request failed at the protocol level.
     Error(ErrorData),
     /// The client must answer a question and retry (2026-07-28 sessions).

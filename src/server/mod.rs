@@ -11,6 +11,7 @@
 pub mod clangd_tools;
 pub mod cmake_tools;
 pub mod debug_tools;
+pub mod heavy;
 mod history;
 mod instructions;
 mod mcp_call;
@@ -37,15 +38,17 @@ use chrono::Utc;
 use parking_lot::{Mutex, RwLock};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult, CompletionInfo,
-    ExtensionCapabilities, GetTaskParams, GetTaskResult, Implementation, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Reference, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams, UpdateTaskParams,
+    ExtensionCapabilities, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, SubscribeRequestParams, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams,
+    UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
 
+use heavy::HeavyWork;
 pub use history::{CallEnd, CallObserver, CallStarted, Origin};
 use mcp_call::{McpAsker, PeerProgress};
 use registry::{Outcome, Registry};
@@ -83,6 +86,7 @@ struct Shared {
     tasks: tasks::Tasks,
     /// Questions of input-required rounds awaiting their retry.
     asked: mcp_call::AskedQuestions,
+    heavy: HeavyWork,
 }
 
 /// The MCP server. Cheap to clone; clones share all state. A clone with another `Origin` serves
@@ -116,6 +120,7 @@ impl ForgeServer {
             log_level: Mutex::new(LoggingLevel::Warning),
             tasks: tasks::Tasks::default(),
             asked: mcp_call::AskedQuestions::default(),
+            heavy: HeavyWork::default(),
         };
         ForgeServer { shared: Arc::new(shared), origin: Origin::Client }
     }
@@ -128,6 +133,11 @@ impl ForgeServer {
     /// Installs the call observer (the admin instance's history).
     pub fn set_observer(&self, observer: Arc<dyn CallObserver>) {
         *self.shared.observer.write() = Some(observer);
+    }
+
+    /// The slots of CPU-heavy calls (searches, listings, large reads).
+    pub fn heavy_work(&self) -> &HeavyWork {
+        &self.shared.heavy
     }
 
     pub fn tools(&self) -> Vec<Tool> {
@@ -164,6 +174,7 @@ impl ForgeServer {
         sinks: Vec<Arc<dyn ProgressSink>>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.clone().unwrap_or_default();
+        let heavy = heavy::is_heavy(&name, &arguments);
         let call_id = self.shared.next_call_id.fetch_add(1, Ordering::Relaxed);
         let observer = self.observer();
         if let Some(observer) = &observer {
@@ -179,8 +190,14 @@ impl ForgeServer {
         let (progress, peer_progress) = self.progress_for(&context, observer.clone().map(|o| (o, call_id)), sinks);
         let asker: Arc<dyn Asker> = Arc::new(McpAsker::new(&context, &name, &request, &self.shared.asked));
         let call = Call::new(progress, context.ct.clone(), Some(asker));
-        let future = self.shared.registry.invoke(&name, arguments, call).expect("the tool exists (checked above)");
-        let outcome = future.await;
+        let slot = if heavy { self.shared.heavy.acquire(&call).await } else { None };
+        let outcome = if heavy && slot.is_none() {
+            Outcome::Failure("The call was cancelled while it waited for other heavy calls to finish.".into())
+        } else {
+            let future = self.shared.registry.invoke(&name, arguments, call).expect("the tool exists (checked above)");
+            future.await
+        };
+        drop(slot);
         if let Some(peer_progress) = peer_progress {
             peer_progress.finish().await;
         }
@@ -199,8 +216,16 @@ impl ForgeServer {
             },
             Outcome::Protocol(err) => (Err(err.clone()), CallEnd::Error(err)),
             other => {
-                let result = other.to_result().expect("success and failure outcomes carry a result");
-                (Ok(CallToolResponse::Complete(result.clone())), CallEnd::Result(result))
+                let result = other.into_result().expect("success and failure outcomes carry a result");
+                let Some(observer) = &observer else {
+                    // No observer (`--no-admin`): the result goes out as it is, never copied.
+                    return Ok(CallToolResponse::Complete(result));
+                };
+                // The observer keeps the shared result; only the reply gets its own copy.
+                let result = Arc::new(result);
+                let end = if context.ct.is_cancelled() { CallEnd::Cancelled } else { CallEnd::Result(result.clone()) };
+                observer.finished(call_id, Utc::now(), &end);
+                return Ok(CallToolResponse::Complete(Arc::unwrap_or_clone(result)));
             }
         };
         if let Some(observer) = &observer {
@@ -306,6 +331,16 @@ impl ServerHandler for ForgeServer {
     ) -> Result<(), ErrorData> {
         self.shared.tasks.cancel(&request.task_id)
     }
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        // The prompts capability is declared with no prompts: every name is an unknown one.
+        let name = request.name;
+        Err(ErrorData::invalid_params(format!("unknown prompt `{name}`"), Some(json!({ "name": name }))))
+    }
+
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,

@@ -112,15 +112,16 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// The `CallToolResult` for a completed call (`None` for the other outcomes).
-    pub fn to_result(&self) -> Option<CallToolResult> {
+    /// The `CallToolResult` for a completed call (`None` for the other outcomes); the text and
+    /// the structured value move into it.
+    pub fn into_result(self) -> Option<CallToolResult> {
         match self {
             Outcome::Success { text, structured } => {
-                let mut res = CallToolResult::success(vec![ContentBlock::text(text.clone())]);
-                res.structured_content = Some(structured.clone());
+                let mut res = CallToolResult::success(vec![ContentBlock::text(text)]);
+                res.structured_content = Some(structured);
                 Some(res)
             }
-            Outcome::Failure(text) => Some(CallToolResult::error(vec![ContentBlock::text(text.clone())])),
+            Outcome::Failure(text) => Some(CallToolResult::error(vec![ContentBlock::text(text)])),
             Outcome::InputRequired(_) | Outcome::Protocol(_) => None,
         }
     }

@@ -1,28 +1,46 @@
-//! The stdio line guard between the MCP client and rmcp.
+//! The stdio transport between the MCP client and rmcp, with its line guard.
 //!
-//! rmcp drops unparsable lines silently and answers malformed requests without their id. This
-//! guard reads every line first: valid messages go on to rmcp unchanged, everything else gets a
-//! JSON-RPC error that carries the request's id when it has one. Outgoing lines larger than the
-//! message limit are replaced by an error naming the limit.
+//! rmcp's own line transport drops unparsable lines silently, answers malformed requests without
+//! their id and moves every read and write through tokio's blocking pool. This transport is
+//! rmcp's [`Transport`] itself: one dedicated thread reads stdin, checks each line and hands the
+//! parsed message straight to rmcp (valid messages) or writes a JSON-RPC error that carries the
+//! request's id when it has one (everything else). Replies are serialized once, in the task rmcp
+//! sends them from, and written to stdout directly; a reply larger than the message limit is
+//! replaced by an error naming the limit, built from the message's id without parsing it again.
 //!
 //! Architecture invariant: every request line that carries an id gets exactly one reply line.
-//! Architecture invariant: stdout is written by one task, one whole line at a time.
+//! Architecture invariant: stdout gets whole lines only, one at a time, under one lock.
+//! Architecture invariant: no buffer outlives a large message: each reply owns its serialization
+//! buffer and the reader gives back an oversized line buffer after the line.
 
-use rmcp::model::ClientJsonRpcMessage;
+use std::future::Future;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use rmcp::RoleServer;
+use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, ServerJsonRpcMessage, ServerResult};
+use rmcp::transport::Transport;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 /// Clients drop larger messages; no line we write exceeds this.
 pub const MAX_OUTGOING_LINE: usize = 8 * 1024 * 1024;
 /// Incoming lines beyond this are discarded with an error (rmcp's own limit is 16 MiB).
 pub const MAX_INCOMING_LINE: usize = 16 * 1024 * 1024;
+/// Messages parsed ahead of rmcp; the reader waits (and stops reading stdin) beyond this.
+const INCOMING_QUEUE: usize = 64;
+/// Line buffers above this capacity are given back after their line.
+const KEPT_BUFFER: usize = 1 << 16;
+/// Replies above this size are written with the worker thread handed off (a slow client may
+/// make the write wait).
+const LARGE_WRITE: usize = 1 << 16;
 
 /// What the guard decides for one incoming line.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub enum Verdict {
-    Forward,
+    Forward(Box<ClientJsonRpcMessage>),
     Ignore,
     Reply(Value),
 }
@@ -39,20 +57,27 @@ pub fn check_incoming(line: &[u8]) -> Verdict {
     if value.is_array() {
         return Verdict::Reply(error_reply(Value::Null, -32600, "Invalid request: JSON-RPC batches are not supported"));
     }
-    match serde_json::from_value::<ClientJsonRpcMessage>(value.clone()) {
-        Ok(_) => Verdict::Forward,
+    let is_request = value.get("method").is_some();
+    let id = match value.get("id") {
+        None => Value::Null,
+        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+        Some(_) if is_request => {
+            // JSON-RPC 2.0 §4: an id is a string or a number; a request with any other id is invalid.
+            let message = "Invalid request: `id` must be a string or a number";
+            return Verdict::Reply(error_reply(Value::Null, -32600, message));
+        }
+        Some(_) => Value::Null,
+    };
+    let method_known = value.get("method").and_then(Value::as_str).is_some();
+    let version_ok = value.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
+    match serde_json::from_value::<ClientJsonRpcMessage>(value) {
+        Ok(message) => Verdict::Forward(Box::new(message)),
         Err(err) => {
-            let id = match value.get("id") {
-                Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
-                _ => Value::Null,
-            };
-            let is_request = value.get("method").is_some();
             if !is_request && id != Value::Null {
                 // A malformed response to one of our requests: nothing to answer.
                 return Verdict::Ignore;
             }
-            let method_known = value.get("method").and_then(Value::as_str).is_some();
-            let code = if method_known && value.get("jsonrpc") == Some(&json!("2.0")) { -32602 } else { -32600 };
+            let code = if method_known && version_ok { -32602 } else { -32600 };
             let label = if code == -32602 { "Invalid params" } else { "Invalid request" };
             Verdict::Reply(error_reply(id, code, &format!("{label}: {err}")))
         }
@@ -63,90 +88,138 @@ fn error_reply(id: Value, code: i64, message: &str) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
 }
 
-/// Replaces an outgoing line that exceeds the limit by an error for the same request.
-pub fn check_outgoing(line: &[u8]) -> Option<Vec<u8>> {
-    if line.len() <= MAX_OUTGOING_LINE {
-        return None;
+/// Serializes one outgoing message as a line (without its terminator); a message beyond the limit
+/// becomes an error for the same request.
+pub fn outgoing_line(message: &ServerJsonRpcMessage) -> Vec<u8> {
+    let mut line = Vec::with_capacity(256);
+    if let Err(err) = serde_json::to_writer(&mut line, message) {
+        tracing::error!("cannot serialize an outgoing message: {err}");
+        line.clear();
     }
-    let value: Value = serde_json::from_slice(line).ok()?;
-    let id = value.get("id").cloned().unwrap_or(Value::Null);
-    let message = format!(
-        "The reply is {} bytes, more than the {} MiB message limit. Ask for less: a narrower path, a line range, \
+    if line.len() <= MAX_OUTGOING_LINE && !line.is_empty() {
+        return line;
+    }
+    let size = line.len();
+    drop(line);
+    let (id, is_tool_result) = match message {
+        JsonRpcMessage::Response(response) => {
+            (json!(response.id), matches!(response.result, ServerResult::CallToolResult(_)))
+        }
+        JsonRpcMessage::Error(error) => (json!(error.id), false),
+        JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => (Value::Null, false),
+    };
+    let text = format!(
+        "The reply is {size} bytes, more than the {} MiB message limit. Ask for less: a narrower path, a line range, \
          fewer matches or a smaller max_bytes.",
-        line.len(),
         MAX_OUTGOING_LINE / (1024 * 1024)
     );
-    let is_tool_result = value.get("result").and_then(|r| r.get("content")).is_some();
     let replacement = if is_tool_result {
-        json!({ "jsonrpc": "2.0", "id": id, "result": { "content": [{ "type": "text", "text": message }], "isError": true } })
+        json!({ "jsonrpc": "2.0", "id": id, "result": { "content": [{ "type": "text", "text": text }], "isError": true } })
     } else {
-        error_reply(id, -32603, &message)
+        error_reply(id, -32603, &text)
     };
-    Some(replacement.to_string().into_bytes())
+    replacement.to_string().into_bytes()
 }
 
-/// Runs the guard between `input`/`output` (the real stdio) and rmcp's side of a duplex pipe.
-/// Returns rmcp's end and the task that pumps until input ends.
-pub fn guard<R, W>(input: R, output: W) -> (DuplexStream, JoinHandle<()>)
+/// The one writer of stdout.
+struct Output {
+    writer: Mutex<Box<dyn Write + Send>>,
+}
+
+impl Output {
+    /// Writes one whole line and flushes it.
+    fn write_line(&self, mut line: Vec<u8>) -> std::io::Result<()> {
+        line.push(b'\n');
+        let write = || {
+            let mut writer = self.writer.lock();
+            writer.write_all(&line)?;
+            writer.flush()
+        };
+        let multi_thread = tokio::runtime::Handle::try_current()
+            .is_ok_and(|handle| handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        if line.len() > LARGE_WRITE && multi_thread { tokio::task::block_in_place(write) } else { write() }
+    }
+}
+
+/// rmcp's transport on the process's stdin and stdout.
+pub struct StdioTransport {
+    incoming: mpsc::Receiver<ClientJsonRpcMessage>,
+    output: Arc<Output>,
+}
+
+/// A started transport and the token cancelled when its input ends (EOF or a read error).
+pub struct Stdio {
+    pub transport: StdioTransport,
+    pub input_ended: CancellationToken,
+}
+
+/// Starts reading `input` on a dedicated thread; replies go to `output`.
+pub fn start<R, W>(input: R, output: W) -> std::io::Result<Stdio>
 where
-    R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
 {
-    let (ours, rmcp_end) = tokio::io::duplex(1 << 20);
-    let (to_rmcp_read, mut to_rmcp) = tokio::io::split(ours);
-    let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
-    let writer = tokio::spawn(write_lines(rx, output));
-    let from_rmcp_tx = tx.clone();
-    let from_rmcp = tokio::spawn(async move {
-        let mut lines = BufReader::new(to_rmcp_read);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match lines.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    let body = line.strip_suffix(b"\n").unwrap_or(&line);
-                    let out = check_outgoing(body).unwrap_or_else(|| body.to_vec());
-                    if from_rmcp_tx.send(out).is_err() {
-                        break;
-                    }
+    let output = Arc::new(Output { writer: Mutex::new(Box::new(output)) });
+    let (tx, incoming) = mpsc::channel(INCOMING_QUEUE);
+    let input_ended = CancellationToken::new();
+    let (reader_output, ended) = (output.clone(), input_ended.clone());
+    std::thread::Builder::new().name("forgemcp-stdin".into()).spawn(move || {
+        read_lines(input, &tx, &reader_output);
+        // Dropping the sender ends rmcp's input; rmcp then finishes its replies.
+        ended.cancel();
+    })?;
+    Ok(Stdio { transport: StdioTransport { incoming, output }, input_ended })
+}
+
+/// The reader thread: every line is checked, forwarded or answered, until input ends or rmcp
+/// stops listening.
+fn read_lines<R: Read>(input: R, tx: &mpsc::Sender<ClientJsonRpcMessage>, output: &Output) {
+    let mut input = BufReader::with_capacity(1 << 16, input);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if line.capacity() > KEPT_BUFFER {
+            line = Vec::new();
+        }
+        let verdict = match read_limited_line(&mut input, &mut line) {
+            Ok(LineRead::Eof) | Err(_) => return,
+            Ok(LineRead::TooLong) => {
+                Verdict::Reply(error_reply(Value::Null, -32600, "Invalid request: the message exceeds 16 MiB"))
+            }
+            Ok(LineRead::Line) => check_incoming(&line),
+        };
+        match verdict {
+            Verdict::Forward(message) => {
+                if tx.blocking_send(*message).is_err() {
+                    return;
+                }
+            }
+            Verdict::Ignore => {}
+            Verdict::Reply(reply) => {
+                if output.write_line(reply.to_string().into_bytes()).is_err() {
+                    return;
                 }
             }
         }
-    });
-    let pump = tokio::spawn(async move {
-        let mut input = BufReader::with_capacity(1 << 16, input);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match read_limited_line(&mut input, &mut line).await {
-                Ok(LineRead::Eof) | Err(_) => break,
-                Ok(LineRead::TooLong) => {
-                    let reply = error_reply(Value::Null, -32600, "Invalid request: the message exceeds 16 MiB");
-                    let _ = tx.send(reply.to_string().into_bytes());
-                }
-                Ok(LineRead::Line) => match check_incoming(&line) {
-                    Verdict::Forward => {
-                        line.push(b'\n');
-                        if to_rmcp.write_all(&line).await.is_err() {
-                            break;
-                        }
-                    }
-                    Verdict::Ignore => {}
-                    Verdict::Reply(reply) => {
-                        let _ = tx.send(reply.to_string().into_bytes());
-                    }
-                },
-            }
-        }
-        // Closing rmcp's input ends the session; rmcp then finishes its replies and closes its output.
-        let _ = to_rmcp.shutdown().await;
-        drop(to_rmcp);
-        drop(tx);
-        let _ = from_rmcp.await;
-        let _ = writer.await;
-    });
-    (rmcp_end, pump)
+    }
+}
+
+impl Transport<RoleServer> for StdioTransport {
+    type Error = std::io::Error;
+
+    fn send(&mut self, item: ServerJsonRpcMessage) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let output = self.output.clone();
+        async move { output.write_line(outgoing_line(&item)) }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<ClientJsonRpcMessage>> + Send {
+        self.incoming.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.incoming.close();
+        self.output.writer.lock().flush()
+    }
 }
 
 enum LineRead {
@@ -156,10 +229,14 @@ enum LineRead {
 }
 
 /// Reads one line without its terminator; a line beyond the limit is consumed and reported.
-async fn read_limited_line<R: AsyncBufReadExt + Unpin>(input: &mut R, line: &mut Vec<u8>) -> std::io::Result<LineRead> {
+fn read_limited_line<R: BufRead>(input: &mut R, line: &mut Vec<u8>) -> std::io::Result<LineRead> {
     let mut too_long = false;
     loop {
-        let buf = input.fill_buf().await?;
+        let buf = match input.fill_buf() {
+            Ok(buf) => buf,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
         if buf.is_empty() {
             return Ok(if line.is_empty() && !too_long { LineRead::Eof } else { LineRead::Line });
         }
@@ -169,7 +246,7 @@ async fn read_limited_line<R: AsyncBufReadExt + Unpin>(input: &mut R, line: &mut
         };
         if !too_long && line.len() + chunk.len() > MAX_INCOMING_LINE {
             too_long = true;
-            line.clear();
+            *line = Vec::new();
         }
         if !too_long {
             line.extend_from_slice(chunk);
@@ -185,17 +262,10 @@ async fn read_limited_line<R: AsyncBufReadExt + Unpin>(input: &mut R, line: &mut
     }
 }
 
-async fn write_lines<W: AsyncWrite + Unpin>(mut rx: mpsc::UnboundedReceiver<Vec<u8>>, mut output: W) {
-    while let Some(mut line) = rx.recv().await {
-        line.push(b'\n');
-        if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
-            break;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use rmcp::model::{CallToolResult, ContentBlock, JsonRpcResponse, JsonRpcVersion2_0, NumberOrString};
+
     use super::*;
 
     fn reply(line: &str) -> Value {
@@ -207,9 +277,10 @@ mod tests {
 
     #[test]
     fn valid_messages_are_forwarded() {
-        assert_eq!(check_incoming(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), Verdict::Forward);
-        assert_eq!(check_incoming(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), Verdict::Forward);
-        assert_eq!(check_incoming(b"   "), Verdict::Ignore);
+        assert!(matches!(check_incoming(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), Verdict::Forward(_)));
+        let initialized = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert!(matches!(check_incoming(initialized), Verdict::Forward(_)));
+        assert!(matches!(check_incoming(b"   "), Verdict::Ignore));
     }
 
     #[test]
@@ -236,12 +307,44 @@ mod tests {
     }
 
     #[test]
+    fn requests_whose_id_is_neither_string_nor_number_are_invalid() {
+        for id in ["null", "{}", r#"{"a":1}"#, "[1]", "true"] {
+            let r = reply(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
+            assert_eq!((r["id"].clone(), r["error"]["code"].clone()), (Value::Null, json!(-32600)), "id {id}");
+        }
+    }
+
+    fn tool_response(text: String) -> ServerJsonRpcMessage {
+        let result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        JsonRpcMessage::Response(JsonRpcResponse {
+            jsonrpc: JsonRpcVersion2_0,
+            id: NumberOrString::Number(3),
+            result: ServerResult::CallToolResult(result),
+        })
+    }
+
+    #[test]
     fn oversized_tool_results_become_tool_errors() {
-        let big = "x".repeat(MAX_OUTGOING_LINE);
-        let line = json!({"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":big}]}}).to_string();
-        let out: Value = serde_json::from_slice(&check_outgoing(line.as_bytes()).unwrap()).unwrap();
+        let out: Value = serde_json::from_slice(&outgoing_line(&tool_response("x".repeat(MAX_OUTGOING_LINE)))).unwrap();
         assert_eq!(out["id"], 3);
         assert_eq!(out["result"]["isError"], true);
-        assert!(check_outgoing(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).is_none());
+        let small: Value = serde_json::from_slice(&outgoing_line(&tool_response("ok".into()))).unwrap();
+        assert_eq!(small["result"]["content"][0]["text"], "ok");
+    }
+
+    #[test]
+    fn lines_are_read_whole_and_oversized_ones_are_skipped() {
+        let mut input = std::io::Cursor::new(format!("a\r\n{}\nb", "x".repeat(MAX_INCOMING_LINE + 1)).into_bytes());
+        let mut line = Vec::new();
+        let mut seen = Vec::new();
+        loop {
+            line.clear();
+            match read_limited_line(&mut input, &mut line).unwrap() {
+                LineRead::Eof => break,
+                LineRead::TooLong => seen.push("<too long>".to_owned()),
+                LineRead::Line => seen.push(String::from_utf8(line.clone()).unwrap()),
+            }
+        }
+        assert_eq!(seen, ["a", "<too long>", "b"]);
     }
 }

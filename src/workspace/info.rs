@@ -28,11 +28,22 @@ impl WorkspaceService {
     ///
     /// Progress: `0/1` at the start, `1/1` when done.
     pub fn file_info(&self, path: &QualifiedPath, call: &Call) -> Result<FileInfo, Error> {
+        let _guard = self.read_lock();
+        self.file_info_locked(path, call)
+    }
+
+    /// Like [`WorkspaceService::file_info`] when the workspace lock is free for reading now;
+    /// `None` when a mutation holds or waits for it (the caller then waits on a blocking thread).
+    pub fn try_file_info(&self, path: &QualifiedPath, call: &Call) -> Option<Result<FileInfo, Error>> {
+        let _guard = self.lock.try_read()?;
+        Some(self.file_info_locked(path, call))
+    }
+
+    fn file_info_locked(&self, path: &QualifiedPath, call: &Call) -> Result<FileInfo, Error> {
         if !path.is_managed() {
             return Err(Error::ExternalNotAllowed { path: path.clone() });
         }
         call.progress.report(0.0, Some(1.0), "Reading file information");
-        let _guard = self.read_lock();
         let resolved = self.resolve_existing(path, LinkPolicy::FollowInsideRoots)?;
         let meta = open_checked(&resolved.abs, Place::InsideRoots(self.roots()), Purpose::Inspect)
             .and_then(|file| file.metadata())
@@ -53,17 +64,29 @@ impl WorkspaceService {
     }
 }
 
+/// Account names by uid, looked up once per server: the lookup reads the name-service
+/// configuration and the account database (`/etc/nsswitch.conf`, `/etc/passwd`, …) each time.
 #[cfg(unix)]
 fn owner_name(meta: &std::fs::Metadata) -> Option<String> {
+    use std::collections::HashMap;
     use std::os::unix::fs::MetadataExt;
-    let uid = nix::unistd::Uid::from_raw(meta.uid());
-    match nix::unistd::User::from_uid(uid) {
+    use std::sync::OnceLock;
+    static NAMES: OnceLock<parking_lot::Mutex<HashMap<u32, Option<String>>>> = OnceLock::new();
+    let names = NAMES.get_or_init(Default::default);
+    let uid = meta.uid();
+    if let Some(name) = names.lock().get(&uid) {
+        return name.clone();
+    }
+    let name = match nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)) {
         Ok(user) => user.map(|user| user.name),
         Err(err) => {
-            tracing::debug!(uid = meta.uid(), "no account name for the file owner: {err}");
-            None
+            // A failed lookup (not a missing account) is not remembered: it may succeed later.
+            tracing::debug!(uid, "no account name for the file owner: {err}");
+            return None;
         }
-    }
+    };
+    names.lock().insert(uid, name.clone());
+    name
 }
 
 #[cfg(not(unix))]

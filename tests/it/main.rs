@@ -29,6 +29,9 @@ mod confirm;
 /// (CI or `FORGEMCP_HEAVY_TESTS=1`); gdb by its version (DAP needs gdb 14).
 mod debug;
 
+/// Heavy calls cannot starve light ones: bounded slots for searches, listings and large reads.
+mod fairness;
+
 /// Workspace mutations through the MCP surface: every operation and refusal, the escape matrix,
 /// the link-swapping race, SIGKILL atomicity on the real binary, diff snapshots, line endings.
 mod mutation;

@@ -168,3 +168,38 @@ async fn every_tool_answers_over_stdio_and_stdout_stays_json_rpc() {
         }
     }
 }
+
+#[tokio::test]
+async fn ids_that_are_neither_string_nor_number_and_unknown_prompts_are_invalid() {
+    let ws = TempWorkspace::new("//- a.txt\n    hello");
+    let lines = [
+        json!({"jsonrpc":"2.0","id":null,"method":"ping"}).to_string(),
+        json!({"jsonrpc":"2.0","id":{"n":1},"method":"tools/list"}).to_string(),
+        json!({"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"nosuch"}}).to_string(),
+        json!({"jsonrpc":"2.0","id":2,"method":"prompts/list"}).to_string(),
+        json!({"jsonrpc":"2.0","id":3,"method":"ping"}).to_string(),
+    ];
+    let (replies, _) = exchange(&ws, &lines).await;
+    let nulls: Vec<&Value> = replies.iter().filter(|r| r["id"].is_null()).collect();
+    assert_eq!(nulls.len(), 2, "{nulls:#?}");
+    assert!(nulls.iter().all(|r| r["error"]["code"] == -32600), "{nulls:#?}");
+    assert_eq!(reply_for(&replies, json!(1))["error"]["code"], -32602);
+    assert_eq!(reply_for(&replies, json!(2))["result"]["prompts"], json!([]));
+    assert_eq!(reply_for(&replies, json!(3))["result"], json!({}));
+}
+
+#[tokio::test]
+async fn an_explicit_range_of_a_4_mb_file_is_one_reply_with_the_text_once() {
+    let ws = TempWorkspace::new("//- a.txt\n    hello");
+    let line = format!("{}\n", "x".repeat(73));
+    let lines = 54_000;
+    ws.write("big.hpp", line.repeat(lines));
+    let read = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"workspace_read_file",
+        "arguments":{"path":"big.hpp","start_line":1,"end_line":lines}}});
+    let (replies, _) = exchange(&ws, &[read.to_string()]).await;
+    let result = &reply_for(&replies, json!(1))["result"];
+    assert_eq!(result["isError"], false, "{:.300}", result.to_string());
+    assert_eq!(result["structuredContent"]["text"].as_str().map(str::len), Some(line.len() * lines));
+    let text = result["content"][0]["text"].as_str().expect("text");
+    assert!(text.starts_with("Lines 1–54000 of project/big.hpp (3996000 bytes)"), "{text}");
+}

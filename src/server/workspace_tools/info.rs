@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{ResourceLinks, blocking, blocking_read, datetime, parameter_error, params, path_argument, path_completer};
 use crate::call::Call;
 use crate::render;
-use crate::server::registry::{Annotations, Registry, ToolOutput, ToolSpec};
+use crate::server::registry::{Annotations, Registry, ToolError, ToolOutput, ToolSpec};
 use crate::server::resources::{ResourceSpec, Resources};
 use crate::server::uri_template::Variables;
 use crate::widgets::{Icon, Widget};
@@ -68,7 +68,12 @@ pub fn register(registry: &mut Registry, resources: &mut Resources, workspace: &
             let ws = ws.clone();
             async move {
                 let path = path_argument(&ws, "path", &args.path)?;
-                let info = blocking(move || ws.file_info(&path, &call)).await?;
+                // A path check and a stat: cheaper run here than handed to a blocking thread,
+                // unless a mutation holds the workspace lock.
+                let info = match ws.try_file_info(&path, &call) {
+                    Some(info) => info.map_err(|err| ToolError::user(&err))?,
+                    None => blocking(move || ws.file_info(&path, &call)).await?,
+                };
                 Ok(ToolOutput::new(render::workspace::file_info(&info), WorkspaceFileInfoResult::from(&info)))
             }
         },

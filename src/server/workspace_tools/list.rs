@@ -74,8 +74,10 @@ pub struct WorkspaceListResult {
     pub resources: ResourceLinks,
 }
 
-impl From<&tree::TreeEntry> for TreeEntryResult {
-    fn from(entry: &tree::TreeEntry) -> TreeEntryResult {
+/// By value: each entry of the listing is dropped as its result is built, so a large tree is
+/// never held twice.
+impl From<tree::TreeEntry> for TreeEntryResult {
+    fn from(entry: tree::TreeEntry) -> TreeEntryResult {
         let kind = match entry.kind {
             EntryKind::File => EntryKindResult::File,
             EntryKind::Directory => EntryKindResult::Directory,
@@ -85,16 +87,16 @@ impl From<&tree::TreeEntry> for TreeEntryResult {
         TreeEntryResult {
             path: entry.path.to_string(),
             kind,
-            children: entry.children.as_ref().map(|children| children.iter().map(TreeEntryResult::from).collect()),
+            children: entry.children.map(|children| children.into_iter().map(TreeEntryResult::from).collect()),
         }
     }
 }
 
-impl From<&DirectoryTree> for WorkspaceListResult {
-    fn from(listing: &DirectoryTree) -> WorkspaceListResult {
+impl From<DirectoryTree> for WorkspaceListResult {
+    fn from(listing: DirectoryTree) -> WorkspaceListResult {
         WorkspaceListResult {
             path: listing.path.to_string(),
-            entries: listing.entries.iter().map(TreeEntryResult::from).collect(),
+            entries: listing.entries.into_iter().map(TreeEntryResult::from).collect(),
             resources: ResourceLinks::new(),
         }
     }
@@ -126,7 +128,8 @@ pub fn register(registry: &mut Registry, resources: &mut Resources, workspace: &
                 };
                 let options = ListOptions { depth, include_hidden: args.include_hidden };
                 let listing = blocking(move || ws.list(&path, options, &call)).await?;
-                Ok(ToolOutput::new(render::tree::tree(&listing), WorkspaceListResult::from(&listing)))
+                let text = render::tree::tree(&listing);
+                Ok(ToolOutput::new(text, WorkspaceListResult::from(listing)))
             }
         },
     );

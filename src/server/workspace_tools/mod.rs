@@ -2,7 +2,9 @@
 //! registration, one submodule per tool family; `register` is the one entry point.
 //!
 //! Architecture invariant: tool bodies parse arguments into qualified paths, run the synchronous
-//! service operation on a blocking thread, and render text with `render`; no file logic lives here.
+//! service operation on a blocking thread (file info runs in place while the workspace lock is
+//! free: one path check and one stat cost less than the thread hop), and render text with
+//! `render`; no file logic lives here.
 //! Architecture invariant: a Markdown resource runs the same service operation as its tool, with
 //! the same progress reporting and the same operation lock.
 

@@ -115,11 +115,15 @@ fn register_read_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>
                 })
                 .await?;
                 let excerpt = if end.is_none() { excerpt.limit_open_read() } else { excerpt };
-                let mut text = render::excerpt::file_excerpt(&excerpt);
+                let n_lines = crate::workspace::read::split_lines(&excerpt.text).count() as u64;
+                let mut text = if excerpt.text.len() <= NUMBERED_TEXT_LIMIT {
+                    render::excerpt::file_excerpt(&excerpt)
+                } else {
+                    large_read_text(&excerpt.path, excerpt.start_line, n_lines, excerpt.text.len())
+                };
                 let resources = if external {
                     ResourceLinks::new()
                 } else {
-                    let n_lines = crate::workspace::read::split_lines(&excerpt.text).count() as u64;
                     let shown_end = excerpt.continuation.map(|cut| cut.next_start_line - 1).or(end);
                     let lines = LineWindow::of_read(start, shown_end, n_lines);
                     let request = ProviderRequest {
@@ -143,6 +147,20 @@ fn register_read_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>
             }
         },
     );
+}
+
+/// Above this much text a read's `content` is a note instead of a numbered copy: the text goes out
+/// once (in `structuredContent.text`), so an explicit range of a large file fits one reply.
+pub const NUMBERED_TEXT_LIMIT: usize = 1 << 20;
+
+/// The `content` text of a read whose text is above [`NUMBERED_TEXT_LIMIT`].
+fn large_read_text(path: &QualifiedPath, start_line: u64, n_lines: u64, bytes: usize) -> String {
+    let last = start_line + n_lines.saturating_sub(1);
+    format!(
+        "Lines {start_line}–{last} of {path} ({bytes} bytes) are in the result's `text` field only: above {} MiB of \
+         text the numbered copy is left out. Read a narrower line range to get numbered lines.",
+        NUMBERED_TEXT_LIMIT >> 20
+    )
 }
 
 /// Asks the user before an external read; every such read asks again.
