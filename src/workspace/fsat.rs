@@ -416,7 +416,6 @@ mod windows {
 
     use super::{Kind, OpenDirError, Stat, TempFile, changed_error, check_name, temp_name};
 
-    const FILE_ATTRIBUTE_REPARSE_POINT: u32 = 0x400;
     const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
 
     /// A directory whose every component was checked not to be a link when it was opened.
@@ -426,7 +425,8 @@ mod windows {
     }
 
     fn convert(meta: &std::fs::Metadata) -> Stat {
-        let kind = if meta.file_type().is_symlink() || meta.file_attributes() & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+        let kind = if crate::workspace::path::is_link_attributes(meta.file_type().is_symlink(), meta.file_attributes())
+        {
             Kind::Link
         } else if meta.is_dir() {
             Kind::Directory

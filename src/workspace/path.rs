@@ -424,23 +424,40 @@ pub struct Resolved {
 
 /// True for symbolic links and, on Windows, junctions and other name-surrogate reparse points.
 pub fn is_link(meta: &std::fs::Metadata) -> bool {
-    if meta.file_type().is_symlink() {
-        return true;
-    }
     #[cfg(windows)]
-    {
-        use std::os::windows::fs::MetadataExt;
-        const FILE_ATTRIBUTE_REPARSE_POINT: u32 = 0x400;
-        if meta.file_attributes() & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
-            return true;
-        }
-    }
-    false
+    let attributes = std::os::windows::fs::MetadataExt::file_attributes(meta);
+    #[cfg(not(windows))]
+    let attributes = 0;
+    is_link_attributes(meta.file_type().is_symlink(), attributes)
+}
+
+/// Windows' `FILE_ATTRIBUTE_REPARSE_POINT`: set on junctions, symbolic links and every other
+/// reparse point.
+pub const FILE_ATTRIBUTE_REPARSE_POINT: u32 = 0x400;
+
+/// The link rule on Windows metadata (pure, so it is tested where no reparse point can be made,
+/// such as under Wine): a symbolic link or any reparse point, junctions included, is a link.
+pub fn is_link_attributes(is_symlink: bool, attributes: u32) -> bool {
+    is_symlink || attributes & FILE_ATTRIBUTE_REPARSE_POINT != 0
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reparse_points_and_symbolic_links_are_links() {
+        const FILE_ATTRIBUTE_DIRECTORY: u32 = 0x10;
+        const FILE_ATTRIBUTE_ARCHIVE: u32 = 0x20;
+        assert!(is_link_attributes(true, FILE_ATTRIBUTE_ARCHIVE), "a symbolic link to a file");
+        assert!(is_link_attributes(false, FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_REPARSE_POINT), "a junction");
+        assert!(
+            is_link_attributes(false, FILE_ATTRIBUTE_ARCHIVE | FILE_ATTRIBUTE_REPARSE_POINT),
+            "a file reparse point"
+        );
+        assert!(!is_link_attributes(false, FILE_ATTRIBUTE_DIRECTORY), "a plain directory");
+        assert!(!is_link_attributes(false, FILE_ATTRIBUTE_ARCHIVE), "a plain file");
+    }
 
     #[track_caller]
     fn ok(input: &str, expected: &str) {

@@ -38,7 +38,9 @@ PIPE_ACL = (
 )
 LINKS = (
     "workspace_move and workspace_delete refusing a Windows link (Wine 8 has no reparse points)",
-    "the Unix tests mutation::move_refuses_roots_links_and_trees_containing_links and "
+    "the unit test workspace::path::tests::reparse_points_and_symbolic_links_are_links (run under Wine above: "
+    "the attribute rule the Windows walk applies) and the Unix tests "
+    "mutation::move_refuses_roots_links_and_trees_containing_links and "
     "mutation::delete_refuses_a_tree_containing_a_link_before_removing_anything (the same link-safe walk)",
 )
 BREAKAWAY = (

@@ -68,10 +68,11 @@ done
 cp --remove-destination "$cache/bin/bcryptprimitives.dll" "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll"
 
 # The Windows-only unit tests and those with Windows behaviour (the pipe's access list, $BROWSER,
-# verbatim paths, Visual Studio discovery), run as Windows programs.
+# verbatim paths, Visual Studio discovery, the reparse-point link rule), run as Windows programs.
 echo "windows smoke: unit tests under Wine"
 CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" cargo test --target "$target" --all-features --lib -- \
-  admin::ipc:: admin::open:: process::verbatim:: toolchain::visual_studio::
+  admin::ipc:: admin::open:: process::verbatim:: toolchain::visual_studio:: \
+  workspace::path::tests::reparse_points_and_symbolic_links_are_links
 
 mkdir "$temp/work"
 python3 tests/windows/smoke.py --wine "$wine" --exe "$repo/target/$target/debug/forgemcp.exe" \
