@@ -8,11 +8,14 @@
 //! so `#!` scripts, whose interpreter opens that path after the exec, work too. Elsewhere the checked
 //! path is run (the window between the check and the exec remains there).
 //!
-//! Callers: `cmake_run_test`; the debugger launches its debuggee the same way.
+//! Callers: `cmake_run_test`. The debugger hands its adapter the checked path (lldb-dap opens the
+//! program itself), so the window between check and launch remains there.
 
+#[cfg(target_os = "linux")]
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
+#[cfg(target_os = "linux")]
 use std::sync::Arc;
 
 use crate::workspace::opened::{Place, Purpose, open_checked};
@@ -22,6 +25,8 @@ use crate::workspace::path::Roots;
 #[derive(Debug, Clone)]
 pub struct CheckedExecutable {
     path: PathBuf,
+    /// Linux: the descriptor the child executes (elsewhere the check's handle is closed again).
+    #[cfg(target_os = "linux")]
     file: Arc<File>,
 }
 
@@ -44,7 +49,11 @@ impl CheckedExecutable {
         if !meta.is_file() {
             return Err(CheckedExecutableError::NotAFile);
         }
-        Ok(CheckedExecutable { path: abs.to_path_buf(), file: Arc::new(file) })
+        Ok(CheckedExecutable {
+            path: abs.to_path_buf(),
+            #[cfg(target_os = "linux")]
+            file: Arc::new(file),
+        })
     }
 
     /// The checked path: what processes show and the child's `argv[0]`.
@@ -52,6 +61,7 @@ impl CheckedExecutable {
         &self.path
     }
 
+    #[cfg(target_os = "linux")]
     pub(crate) fn file(&self) -> &File {
         &self.file
     }

@@ -314,7 +314,12 @@ impl ProcessService {
         };
         let started = Instant::now();
         let journal = Journal::with_budget(started, Some(inner.spill_dir.clone()), inner.memory_budget);
-        let tree = Tree { leader: pid, marker: parent.tree.marker.clone() };
+        let tree = Tree {
+            #[cfg(unix)]
+            leader: pid,
+            #[cfg(target_os = "linux")]
+            marker: parent.tree.marker.clone(),
+        };
         let record = {
             let mut registry = inner.registry.lock();
             let id = registry.next_id();

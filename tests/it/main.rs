@@ -45,6 +45,7 @@ mod process_mcp;
 mod quality;
 /// Concurrent actors: two servers writing into one folder, link swaps racing reads, mirrors,
 /// search, listings, file info and `cmake_run_test`.
+#[cfg(unix)]
 mod races;
 /// Schemas every client accepts: only JSON Schema 2020-12 formats in tools/list.
 mod schemas;

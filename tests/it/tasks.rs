@@ -8,14 +8,16 @@ use std::time::Duration;
 use forgemcp::server::ForgeServer;
 use parking_lot::Mutex;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities, ClientConfig,
-    DetailedTask, GetTaskParams, Implementation, ProgressNotificationParam, ResultType, TaskPayload, TaskStatus,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig, DetailedTask,
+    GetTaskParams, Implementation, ProgressNotificationParam, ResultType, TaskPayload, TaskStatus,
 };
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::support::{TempWorkspace, TestClient, call, real_services, structured};
+use crate::support::{TempWorkspace, TestClient, call, structured};
+#[cfg(unix)]
+use {crate::support::real_services, rmcp::model::CancelTaskParams};
 
 /// A client that declares the tasks extension and records progress.
 #[derive(Clone, Default)]
@@ -86,6 +88,7 @@ fn completed(task: &DetailedTask) -> CallToolResult {
     }
 }
 
+#[cfg(unix)]
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .is_ok_and(|stat| stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
