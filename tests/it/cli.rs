@@ -145,9 +145,9 @@ fn duplicate_toolset_name_exits_2() {
 #[test]
 fn unknown_tool_name_exits_2() {
     let scratch = Scratch::new();
-    scratch.tool("tools/clang-tidy");
-    let output = scratch.run(&["--toolset", "llvm", "clang-tidy=../tools/clang-tidy"]);
-    assert_config_error(&output, "--toolset llvm: unknown tool `clang-tidy` (expected one of cmake, ctest");
+    scratch.tool("tools/clang-query");
+    let output = scratch.run(&["--toolset", "llvm", "clang-query=../tools/clang-query"]);
+    assert_config_error(&output, "--toolset llvm: unknown tool `clang-query` (expected one of cmake, ctest");
 }
 
 #[test]
