@@ -25,7 +25,7 @@ pub mod model;
 pub mod session;
 
 use std::collections::HashSet;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -41,6 +41,7 @@ use crate::lsp;
 use crate::process::{self, ProcessId, ProcessService};
 use crate::toolchain::{ToolchainService, Toolset};
 use crate::workspace::observer::{Mutation, MutationKind, MutationObserver};
+use crate::workspace::path::lexically_normal;
 use crate::workspace::path::{QualifiedPath, Roots};
 use crate::workspace::provider::{FileOperation, LineWindow, Provided, ProviderError, ProviderRequest, ResultProvider};
 use crate::workspace::results::Document;
@@ -754,22 +755,7 @@ fn database_files(bytes: &[u8]) -> HashSet<PathBuf> {
         file: PathBuf,
     }
     let entries: Vec<Entry> = serde_json::from_slice(bytes).unwrap_or_default();
-    entries.into_iter().map(|entry| normalized(&entry.directory.join(entry.file))).collect()
-}
-
-/// `.` dropped and `..` applied, without asking the file system.
-fn normalized(path: &Path) -> PathBuf {
-    let mut res = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                res.pop();
-            }
-            other => res.push(other),
-        }
-    }
-    res
+    entries.into_iter().map(|entry| lexically_normal(&entry.directory.join(entry.file))).collect()
 }
 
 /// What one configuration found for a file operation.

@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 use super::contexts::{CompilationContext, Tracker, context_id};
 use super::file_api::{IndexStamp, ObjectReply};
 use super::inputs::{Baseline, GlobBase, Globs};
-use super::output::{FirstError, Reporter, Shortener, failure, lexical, with_summary};
+use super::output::{FirstError, Reporter, Shortener, failure, with_summary};
 use super::profile::{Execution, Operation, PRESET_FILES};
 use super::{
     CmakeService, ConfigureOutcome, Error, Mode, Profile, command, file_api, read_cache, required_tool, unusable,
@@ -19,6 +19,7 @@ use crate::call::Call;
 use crate::process::{Completed, Timeout};
 use crate::text::error_chain;
 use crate::toolchain::{ToolsetId, tool_command};
+use crate::workspace::path::lexically_normal;
 use crate::workspace::path::{Area, LinkPolicy, QualifiedPath, Roots};
 
 impl CmakeService {
@@ -210,7 +211,7 @@ impl CmakeService {
             }
             // Learn the build directory from CMake itself, then reach it with the File API queries.
             let Some(written) = self.written_to.lock().remove(&label) else { return Ok(()) };
-            let Some(dir) = self.roots().qualify(&lexical(&written)).filter(QualifiedPath::is_managed) else {
+            let Some(dir) = self.roots().qualify(&lexically_normal(&written)).filter(QualifiedPath::is_managed) else {
                 out.note = Some(format!(
                     "CMake wrote the build files to {} (outside project/ and storage/), so clangd gets no \
                      configuration from this preset",

@@ -1,7 +1,7 @@
 //! What CMake, CTest and test output tell a result: failure reasons, the first errors of a
 //! transcript, qualified paths in place of host paths, and progress messages.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -10,6 +10,7 @@ use super::diagnostics::{Parser, Severity};
 use super::{SUMMARY_CHARS, ninja};
 use crate::call::Progress;
 use crate::process::{Completed, Status, Timeout};
+use crate::workspace::path::lexically_normal;
 use crate::workspace::path::{Area, QualifiedPath, Roots};
 
 /// Rewrites absolute paths in a line of tool output to qualified paths: inside the managed roots
@@ -73,7 +74,7 @@ impl Shortener {
         if !(second.is_alphanumeric() || matches!(second, '.' | '_')) {
             return None;
         }
-        let abs = lexical(Path::new(token));
+        let abs = lexically_normal(Path::new(token));
         if let Some(managed) = self.roots.qualify(&abs) {
             return Some(managed.to_string());
         }
@@ -111,28 +112,11 @@ impl Shortener {
     }
 }
 
-/// `path` with `.` and `..` resolved lexically (`/p/tests/../a.c` → `/p/a.c`).
-pub(super) fn lexical(path: &Path) -> PathBuf {
-    let mut res = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !res.pop() {
-                    res.push(component);
-                }
-            }
-            other => res.push(other),
-        }
-    }
-    res
-}
-
 /// The qualified form of a path a tool printed: relative to `base` unless absolute, resolved
 /// lexically, `project/…`/`storage/…` inside the roots and `root/…` elsewhere; `None` when nothing is
 /// there (a bare file name from debug information, say), so every path given out is usable.
 pub(super) fn qualify_reported(roots: &Roots, base: &Path, raw: &str) -> Option<QualifiedPath> {
-    let abs = lexical(&base.join(raw));
+    let abs = lexically_normal(&base.join(raw));
     if !abs.is_absolute() || std::fs::symlink_metadata(&abs).is_err() {
         return None;
     }
@@ -325,6 +309,7 @@ impl Reporter {
 mod tests {
     use super::*;
     use crate::process::ProcessId;
+    use std::path::PathBuf;
 
     #[test]
     fn first_cmake_error_block() {

@@ -8,11 +8,12 @@
 //! positions are one-based lines and zero-based code points, like every position of
 //! `clangd::model`.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use crate::clangd::model::{Position, SourceRange};
+use crate::workspace::path::lexically_normal;
 
 // ---------------------------------------------------------------------------------------------
 // clang-tidy --export-fixes.
@@ -85,24 +86,7 @@ pub fn exported_path(build_directory: &str, file_path: &str) -> Option<PathBuf> 
     }
     let path = Path::new(file_path);
     let joined = if path.is_absolute() { path.to_path_buf() } else { Path::new(build_directory).join(path) };
-    Some(normalize(&joined))
-}
-
-/// Removes `.` components and folds `..` lexically (compilation databases may contain both).
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut res = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !res.pop() {
-                    res.push("..");
-                }
-            }
-            other => res.push(other),
-        }
-    }
-    res
+    Some(lexically_normal(&joined))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -121,7 +105,7 @@ pub fn database_files(json: &str) -> Result<Vec<PathBuf>, String> {
     for entry in entries {
         let file = Path::new(&entry.file);
         let abs = if file.is_absolute() { file.to_path_buf() } else { Path::new(&entry.directory).join(file) };
-        let abs = normalize(&abs);
+        let abs = lexically_normal(&abs);
         if !res.contains(&abs) {
             res.push(abs);
         }

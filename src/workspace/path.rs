@@ -441,9 +441,35 @@ pub fn is_link_attributes(is_symlink: bool, attributes: u32) -> bool {
     is_symlink || attributes & FILE_ATTRIBUTE_REPARSE_POINT != 0
 }
 
+/// `path` with `.` dropped and `..` applied lexically, without asking the file system
+/// (`/p/tests/../a.c` → `/p/a.c`); a `..` with nothing left to remove stays.
+pub fn lexically_normal(path: &Path) -> PathBuf {
+    let mut res = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !res.pop() {
+                    res.push(component);
+                }
+            }
+            other => res.push(other),
+        }
+    }
+    res
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lexically_normal_drops_dots_and_applies_parents() {
+        let normal = |p: &str| lexically_normal(Path::new(p));
+        assert_eq!(normal("/p/tests/../a.c"), PathBuf::from("/p/a.c"));
+        assert_eq!(normal("/p/./src/./b.c"), PathBuf::from("/p/src/b.c"));
+        assert_eq!(normal("../x/../y"), PathBuf::from("../y"), "a leading `..` stays");
+    }
 
     #[test]
     fn reparse_points_and_symbolic_links_are_links() {
