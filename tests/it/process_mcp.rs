@@ -313,6 +313,66 @@ async fn process_get_applies_every_selector_form() {
     assert!(tool_error(&backwards).contains("start < end"), "{}", text(&backwards));
 }
 
+/// `(start_line, text)` of every returned fragment.
+fn numbered_lines(details: &Value) -> Vec<(u64, String)> {
+    let entries = details["transcript"].as_array().expect("transcript");
+    entries.iter().map(|e| (e["start_line"].as_u64().unwrap(), e["text"].as_str().unwrap().to_owned())).collect()
+}
+
+#[tokio::test]
+async fn process_get_match_keeps_numbered_lines_between_the_selectors_and_the_budget() {
+    let srv = Server::start().await;
+    let (id, _, boundary) = selector_run(&srv).await;
+    let get = async |args: Value| {
+        let mut args = args;
+        args["process_id"] = json!(id.0);
+        let res = call(&srv.client, "process_get", args).await;
+        (text(&res).to_owned(), structured(&res).clone())
+    };
+    let line = |n: u64, text: &str| (n, text.to_owned());
+
+    // Matching lines keep their absolute numbers; one header per run of one stream.
+    let (shown, details) = get(json!({ "lines": { "first": 200 }, "match": "12" })).await;
+    assert_eq!(
+        numbered_lines(&details),
+        [
+            line(12, "l12\n"),
+            line(112, "l112\n"),
+            line(120, "l120\n"),
+            line(121, "late 121\n"),
+            line(122, "late 122\n"),
+            line(123, "\u{20ac}uro 123\n")
+        ]
+    );
+    assert!(details["transcript"].as_array().unwrap().iter().all(|e| e["start_line"] == e["end_line"]));
+    assert_eq!(details["lines"], json!([12, 123]));
+    let headers: Vec<&str> =
+        shown.lines().filter(|l| l.contains(" — ")).map(|l| l.split(" — ").next().unwrap()).collect();
+    assert_eq!(headers, ["stdout", "stderr", "stdout"], "{shown}");
+    assert!(shown.contains(" (lines 12–120)\n12: l12\n112: l112\n120: l120\nstderr — "), "{shown}");
+    assert!(shown.contains("\n121: late 121\n122: late 122\nstdout — "), "{shown}");
+
+    // After time and lines: only the selected lines are searched.
+    let (_, details) = get(json!({ "time": { "first": boundary }, "lines": { "last": 3 }, "match": "9" })).await;
+    assert_eq!(numbered_lines(&details), [line(119, "l119\n")]);
+    let (shown, details) = get(json!({ "lines": { "start": 50, "end": 60 }, "match": "^nothing" })).await;
+    assert_eq!((details["transcript"].clone(), details["lines"].clone()), (json!([]), Value::Null));
+    assert!(shown.contains("No transcript entries in the selected range."), "{shown}");
+
+    // Before max_bytes: the budget cuts the matches (whole lines, from the kept end) and says so.
+    let numbered_bytes: u64 = (1..=120u64).map(|n| n.to_string().len() as u64 + 2).sum();
+    let (shown, details) = get(json!({ "lines": { "first": 200 }, "match": "^l\\d", "max_bytes": 10 })).await;
+    assert_eq!(numbered_lines(&details), [line(1, "l1\n"), line(2, "l2\n"), line(3, "l3\n")]);
+    let more = numbered_bytes - 9;
+    assert!(shown.ends_with(&format!("\n3: l3\n… {more} more bytes: raise max_bytes or narrow lines\n")), "{shown}");
+    let (shown, details) = get(json!({ "lines": { "last": 200 }, "match": "^l\\d", "max_bytes": 10 })).await;
+    assert_eq!(numbered_lines(&details), [line(119, "l119\n"), line(120, "l120\n")]);
+    assert!(
+        shown.contains(&format!(":\n… {} more bytes: raise max_bytes or narrow lines\nstdout — ", numbered_bytes - 10)),
+        "{shown}"
+    );
+}
+
 #[tokio::test]
 async fn last_seconds_of_a_running_process_end_at_request_time() {
     let srv = Server::start().await;
