@@ -284,7 +284,7 @@ impl CmakeService {
         label: &str,
         call: &Call,
     ) -> Result<(Completed, Option<String>), String> {
-        let first_error = Arc::new(Mutex::new(FirstError::default()));
+        let first_error = Arc::new(Mutex::new(FirstError::in_source(self.roots().project())));
         let shortener = Shortener::new(self.roots());
         let (errors, progress, label_owned, short) =
             (first_error.clone(), reporter.clone(), label.to_owned(), shortener.clone());

@@ -262,7 +262,7 @@ async fn an_address_sanitizer_profile_summarises_the_overflow() {
     assert_contains(&error, "\n  at project/tests/overflow.cpp:4");
     assert_contains(&error, " in read_past(int const*, int)\n  from project/tests/overflow.cpp:10");
     assert!(!error.contains(":8 in main"), "the allocation stack is not the failure's: {error}");
-    assert_contains(&error, "\nLast 1 lines of output:\n  reading past the buffer");
+    assert_contains(&error, "\nLast line of output:\n  reading past the buffer");
     assert!(!error.contains(&ws.project.display().to_string()), "{error}");
 
     // The same report in a CTest case: the summary and the project's frames come first.
