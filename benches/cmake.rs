@@ -1,6 +1,7 @@
 //! `cmake_build` wall time through the whole MCP surface against a raw `cmake --build` of the same
-//! build tree in the same run: full rebuilds after a clean, and no-op builds of an up-to-date tree
-//! (where ForgeMCP's own overhead is all there is to see).
+//! build tree in the same run: full rebuilds after a clean (the project plus a generated target of
+//! 200 sources printing 2,000 warnings, so transcript handling and diagnostic parsing are paid for),
+//! and no-op builds of an up-to-date tree (where ForgeMCP's own overhead is all there is to see).
 //!
 //! Run with `cargo bench --bench cmake`. It needs cmake, ninja and a C++ compiler on `PATH` (it says
 //! so and exits when one is missing), configures the `Release` profile of a temporary copy of
@@ -165,21 +166,33 @@ fn report(label: &str, (mut tool, mut raw): (Vec<Duration>, Vec<Duration>)) {
     println!("    ratio of medians: {:.3} (goal ≤ 1.05)", tool_median.as_secs_f64() / raw_median.as_secs_f64());
 }
 
-/// Warnings the generated target produces (each unused variable is one `-Wunused-variable`).
-const WARNINGS: usize = 2000;
+/// Translation units of the generated target, and the warnings each produces (each unused
+/// variable is one `-Wunused-variable`).
+const UNITS: usize = 200;
+const WARNINGS_PER_UNIT: usize = 10;
+const WARNINGS: usize = UNITS * WARNINGS_PER_UNIT;
 
-/// Adds a target with [`WARNINGS`] compiler warnings to the copy, so full builds measure parsing.
+/// Adds a target of [`UNITS`] sources with [`WARNINGS_PER_UNIT`] compiler warnings each to the copy,
+/// so full builds measure parsing on a parallel build that prints many warnings.
 fn add_warnings_target(project: &Path) -> Result<(), String> {
-    let mut source = String::new();
-    for n in 0..WARNINGS {
-        source.push_str(&format!("int warned_{n}() {{ int unused_{n} = {n}; return 0; }}\n"));
+    let dir = project.join("bench");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let mut sources = Vec::new();
+    for unit in 0..UNITS {
+        let mut source = String::new();
+        for n in 0..WARNINGS_PER_UNIT {
+            source.push_str(&format!("int warned_{unit}_{n}() {{ int unused_{n} = {n}; return 0; }}\n"));
+        }
+        if unit == 0 {
+            source.push_str("int main() { return warned_0_0(); }\n");
+        }
+        let name = format!("bench/warnings_{unit}.cpp");
+        std::fs::write(project.join(&name), source).map_err(|e| e.to_string())?;
+        sources.push(name);
     }
-    source.push_str("int main() { return warned_0(); }\n");
-    std::fs::create_dir_all(project.join("bench")).map_err(|e| e.to_string())?;
-    std::fs::write(project.join("bench/warnings.cpp"), source).map_err(|e| e.to_string())?;
     let lists = project.join("CMakeLists.txt");
     let mut text = std::fs::read_to_string(&lists).map_err(|e| e.to_string())?;
-    text.push_str("\nadd_executable(bench_warnings bench/warnings.cpp)\n");
+    text.push_str(&format!("\nadd_executable(bench_warnings {})\n", sources.join(" ")));
     text.push_str("target_compile_options(bench_warnings PRIVATE -Wall)\n");
     std::fs::write(&lists, text).map_err(|e| e.to_string())
 }
@@ -188,11 +201,11 @@ fn add_warnings_target(project: &Path) -> Result<(), String> {
 fn parser_cost() -> f64 {
     let mut lines = Vec::new();
     for n in 0..WARNINGS {
+        let (unit, line) = (n / WARNINGS_PER_UNIT, n % WARNINGS_PER_UNIT + 1);
         lines.push(format!(
-            "/p/bench/warnings.cpp:{}:20: warning: unused variable 'unused_{n}' [-Wunused-variable]",
-            n + 1
+            "/p/bench/warnings_{unit}.cpp:{line}:20: warning: unused variable 'unused_{line}' [-Wunused-variable]"
         ));
-        lines.push(format!("  {} | int warned_{n}() {{ int unused_{n} = {n}; return 0; }}", n + 1));
+        lines.push(format!("  {line} | int warned_{unit}_{line}() {{ int unused_{line} = {line}; return 0; }}"));
         lines.push("      |                    ^~~~~~~~".to_owned());
     }
     let started = Instant::now();

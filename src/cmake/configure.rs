@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 use super::contexts::{CompilationContext, Tracker, context_id};
 use super::file_api::{IndexStamp, ObjectReply};
 use super::inputs::{Baseline, GlobBase, Globs};
-use super::output::{FirstError, Reporter, Shortener, failure, with_summary};
+use super::output::{FirstError, Reporter, Shortener, failure, qualify_reported, with_summary};
 use super::profile::{Execution, Operation, PRESET_FILES};
 use super::{
     CmakeService, ConfigureOutcome, Error, Mode, Profile, command, file_api, read_cache, required_tool, unusable,
@@ -212,10 +212,12 @@ impl CmakeService {
             // Learn the build directory from CMake itself, then reach it with the File API queries.
             let Some(written) = self.written_to.lock().remove(&label) else { return Ok(()) };
             let Some(dir) = self.roots().qualify(&lexically_normal(&written)).filter(QualifiedPath::is_managed) else {
+                // Named as a `root/…` path, which the file tools accept.
+                let shown = qualify_reported(self.roots(), self.roots().project(), &written.to_string_lossy())
+                    .map_or_else(|| written.display().to_string(), |path| path.to_string());
                 out.note = Some(format!(
-                    "CMake wrote the build files to {} (outside project/ and storage/), so clangd gets no \
-                     configuration from this preset",
-                    written.display()
+                    "CMake wrote the build files to {shown} (outside project/ and storage/), so clangd gets no \
+                     configuration from this preset"
                 ));
                 return Ok(());
             };
@@ -282,7 +284,7 @@ impl CmakeService {
         label: &str,
         call: &Call,
     ) -> Result<(Completed, Option<String>), String> {
-        let first_error = Arc::new(Mutex::new(FirstError::default()));
+        let first_error = Arc::new(Mutex::new(FirstError::in_source(self.roots().project())));
         let shortener = Shortener::new(self.roots());
         let (errors, progress, label_owned, short) =
             (first_error.clone(), reporter.clone(), label.to_owned(), shortener.clone());

@@ -43,6 +43,9 @@ pub struct TestCase {
     pub message: Option<String>,
 }
 
+/// The message of a failed case that printed nothing and gave no reason.
+pub const NO_OUTPUT: &str = "Failed without output";
+
 /// Parses a JUnit report into its cases, in document order.
 pub fn parse_junit(xml: &str) -> Result<Vec<TestCase>, String> {
     let document =
@@ -79,7 +82,7 @@ pub fn parse_junit(xml: &str) -> Result<Vec<TestCase>, String> {
                     .flatten()
                     .filter(|part| !part.is_empty())
                     .collect();
-                Some(if parts.is_empty() { "Failed without output".to_owned() } else { parts.join("\n") })
+                Some(if parts.is_empty() { NO_OUTPUT.to_owned() } else { parts.join("\n") })
             }
         };
         let duration_seconds =
@@ -116,6 +119,46 @@ pub fn progress_message(line: &str) -> Option<&str> {
     });
     let summary = trimmed.contains("tests passed") || trimmed.starts_with("Total Test time");
     (starts_test || finished_test || summary).then_some(trimmed)
+}
+
+/// The case name and CTest's verdict from a finished-test line (`1/2 Test #1: crash_case
+/// ....***Exception: SegFault  0.02 sec` gives `("crash_case", "***Exception: SegFault")`). The
+/// JUnit report leaves the verdict out, so a death by signal is only seen here.
+pub fn case_verdict(line: &str) -> Option<(&str, &str)> {
+    let trimmed = line.trim();
+    let (counts, rest) = trimmed.split_once(" Test #")?;
+    let (a, b) = counts.split_once('/')?;
+    if a.is_empty() || b.is_empty() || !a.bytes().chain(b.bytes()).all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let (_, rest) = rest.split_once(": ")?;
+    let (name, rest) = rest.split_once(" .").or_else(|| rest.split_once(' '))?;
+    let verdict = rest.trim_start_matches('.').trim();
+    let verdict = verdict
+        .strip_suffix(" sec")
+        .map_or(verdict, |v| v.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.').trim_end());
+    Some((name, verdict))
+}
+
+/// A death by signal in CTest's words (`***Exception: SegFault`, `Subprocess aborted***Exception:`),
+/// as ours.
+pub fn signal_of(verdict: &str) -> Option<&'static str> {
+    if !verdict.contains("Exception:") {
+        return None;
+    }
+    [
+        ("SegFault", "killed by signal 11 (SIGSEGV)"),
+        ("Subprocess aborted", "killed by signal 6 (SIGABRT)"),
+        ("Child aborted", "killed by signal 6 (SIGABRT)"),
+        ("Bus error", "killed by signal 7 (SIGBUS)"),
+        ("Illegal", "killed by signal 4 (SIGILL)"),
+        ("Numerical", "killed by signal 8 (SIGFPE)"),
+        ("Interrupt", "killed by signal 2 (SIGINT)"),
+        ("Child killed", "killed by signal 9 (SIGKILL)"),
+    ]
+    .into_iter()
+    .find(|(word, _)| verdict.contains(word))
+    .map(|(_, text)| text)
 }
 
 #[cfg(test)]
@@ -277,6 +320,27 @@ Start here: not a test";
             5/5 Test #5: fixture_timeout ..................***Timeout   1.01 sec
             60% tests passed, 2 tests failed out of 5
             Total Test time (real) =   1.03 sec"#]]
+        .assert_eq(&shown.join("\n"));
+    }
+
+    #[test]
+    fn verdicts_name_deaths_by_signal() {
+        let output = "1/4 Test #1: crash_case .......................***Exception: SegFault  0.02 sec
+2/4 Test #2: abrt_case ........................Subprocess aborted***Exception:   0.02 sec
+3/4 Test #3: fixture_pass .....................   Passed    0.01 sec
+4/4 Test #4: a_test_with_a_very_long_name_that_fills_the_column ***Failed    1.50 sec
+    Start 1: crash_case
+The following tests FAILED:";
+        let shown: Vec<String> = output
+            .lines()
+            .filter_map(case_verdict)
+            .map(|(name, verdict)| format!("{name}: {verdict} -> {:?}", signal_of(verdict)))
+            .collect();
+        expect![[r#"
+            crash_case: ***Exception: SegFault -> Some("killed by signal 11 (SIGSEGV)")
+            abrt_case: Subprocess aborted***Exception: -> Some("killed by signal 6 (SIGABRT)")
+            fixture_pass: Passed -> None
+            a_test_with_a_very_long_name_that_fills_the_column: ***Failed -> None"#]]
         .assert_eq(&shown.join("\n"));
     }
 }

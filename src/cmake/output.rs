@@ -1,7 +1,7 @@
 //! What CMake, CTest and test output tell a result: failure reasons, the first errors of a
 //! transcript, qualified paths in place of host paths, and progress messages.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -199,16 +199,25 @@ pub(super) fn bounded(text: &str) -> String {
 pub(super) struct FirstError {
     lines: Vec<String>,
     done: bool,
+    /// The source directory, which CMake names the files of its tree relative to.
+    source: Option<PathBuf>,
 }
 
 impl FirstError {
+    /// For a configure of the source tree `source`: `CMake Error at CMakeLists.txt:15 (message):`
+    /// is kept as `CMake Error at <source>/CMakeLists.txt:15 …`, which the [`Shortener`] qualifies.
+    pub(super) fn in_source(source: &Path) -> FirstError {
+        FirstError { source: Some(source.to_path_buf()), ..FirstError::default() }
+    }
+
     pub(super) fn configure_line(&mut self, line: &str) {
         if self.done {
             return;
         }
         if self.lines.is_empty() {
             if line.starts_with("CMake Error") {
-                self.lines.push(line.trim().to_owned());
+                let header = self.anchored(line.trim());
+                self.lines.push(header);
             }
             return;
         }
@@ -224,6 +233,18 @@ impl FirstError {
 
     pub(super) fn summary(&self) -> Option<String> {
         (!self.lines.is_empty()).then(|| bounded(&self.lines.join(" ")))
+    }
+
+    /// `header` with a relative `at <file>:<line>` made absolute in the source directory.
+    fn anchored(&self, header: &str) -> String {
+        let Some(source) = &self.source else { return header.to_owned() };
+        let Some(rest) = header.strip_prefix("CMake Error at ") else { return header.to_owned() };
+        let Some((at, command)) = rest.rsplit_once(" (") else { return header.to_owned() };
+        let Some((file, line)) = at.rsplit_once(':') else { return header.to_owned() };
+        if file.is_empty() || Path::new(file).is_absolute() || !line.bytes().all(|b| b.is_ascii_digit()) {
+            return header.to_owned();
+        }
+        format!("CMake Error at {}:{line} ({command}", source.join(file).display())
     }
 }
 
@@ -313,7 +334,7 @@ mod tests {
 
     #[test]
     fn first_cmake_error_block() {
-        let mut first = FirstError::default();
+        let mut first = FirstError::in_source(Path::new("/p"));
         for line in [
             "-- Configuring incomplete",
             "CMake Error at CMakeLists.txt:15 (message):",
@@ -328,8 +349,15 @@ mod tests {
         assert_eq!(
             first.summary().as_deref(),
             Some(
-                "CMake Error at CMakeLists.txt:15 (message): FIXTURE_LLVM_DWARF needs a Clang compiler, but the C++ compiler is GNU"
+                "CMake Error at /p/CMakeLists.txt:15 (message): FIXTURE_LLVM_DWARF needs a Clang compiler, but the C++ compiler is GNU"
             )
+        );
+        let mut absolute = FirstError::in_source(Path::new("/p"));
+        absolute.configure_line("CMake Error at /q/cmake/rules.cmake:3 (include):");
+        absolute.configure_line("  include could not find requested file");
+        assert_eq!(
+            absolute.summary().as_deref(),
+            Some("CMake Error at /q/cmake/rules.cmake:3 (include): include could not find requested file")
         );
         let mut single = FirstError::default();
         single.configure_line("CMake Error: The source directory \"/x\" does not exist.");

@@ -161,7 +161,10 @@ impl CmakeService {
             res.push_str(&sanitizer_summary(self.roots(), cwd, report));
         }
         if !watch.tail.is_empty() {
-            res.push_str(&format!("\nLast {} lines of output:", watch.tail.len()));
+            match watch.tail.len() {
+                1 => res.push_str("\nLast line of output:"),
+                n => res.push_str(&format!("\nLast {n} lines of output:")),
+            }
             for line in &watch.tail {
                 res.push_str("\n  ");
                 res.push_str(&shortener.shorten(line));

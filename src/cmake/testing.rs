@@ -1,6 +1,7 @@
 //! CTest executions: `ctest --test-dir` or a test preset, with the cases of a JUnit report written to
 //! a temporary directory under `storage/tmp`.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -91,9 +92,10 @@ impl CmakeService {
             let args =
                 command::test(target, &junit, profile.configuration.as_deref(), &request.names, request.parallel);
             let stderr = Arc::new(Mutex::new(None::<String>));
+            let verdicts = Arc::new(Mutex::new(HashMap::<String, String>::new()));
             let shortener = Shortener::new(self.roots());
-            let (first_stderr, progress, label_owned, short) =
-                (stderr.clone(), reporter.clone(), label.clone(), shortener.clone());
+            let (first_stderr, progress, label_owned, short, seen) =
+                (stderr.clone(), reporter.clone(), label.clone(), shortener.clone(), verdicts.clone());
             reporter.say(&label, "Starting tests");
             let spec = tool_command(&profile.toolset, &ctest.path, self.roots().project())
                 .args(args)
@@ -101,6 +103,9 @@ impl CmakeService {
                 .on_line(Arc::new(move |stream, line| {
                     if stream == Stream::Stderr && !line.trim().is_empty() {
                         first_stderr.lock().get_or_insert_with(|| line.trim().to_owned());
+                    }
+                    if let Some((name, verdict)) = ctest::case_verdict(line).filter(|_| stream == Stream::Stdout) {
+                        seen.lock().insert(name.to_owned(), verdict.to_owned());
                     }
                     if let Some(message) = ctest::progress_message(line) {
                         progress.say(&label_owned, &short.shorten(message));
@@ -115,7 +120,9 @@ impl CmakeService {
             drop(report_dir);
             let problem = failure("ctest", &completed, Some(timeout));
             match report {
-                Some(Ok(tests)) => out.tests = self.explain_cases(tests, build.as_deref(), &shortener),
+                Some(Ok(tests)) => {
+                    out.tests = self.explain_cases(tests, &verdicts.lock(), build.as_deref(), &shortener);
+                }
                 Some(Err(reason)) => return Err(problem.map_or(reason.clone(), |p| format!("{p}; {reason}"))),
                 None if problem.is_none() => return Err("ctest wrote no JUnit report".to_owned()),
                 None => {}
@@ -152,9 +159,15 @@ impl CmakeService {
             .map_err(|err| format!("cannot create a temporary directory under `storage/tmp`: {err}"))
     }
 
-    /// Failed cases' messages with their signal named, their sanitizer reports summarised first and
-    /// host paths qualified.
-    fn explain_cases(&self, tests: Vec<TestCase>, build: Option<&Path>, shortener: &Shortener) -> Vec<TestCase> {
+    /// Failed cases' messages with their signal named (from CTest's verdict line, which the JUnit
+    /// report leaves out), their sanitizer reports summarised first and host paths qualified.
+    fn explain_cases(
+        &self,
+        tests: Vec<TestCase>,
+        verdicts: &HashMap<String, String>,
+        build: Option<&Path>,
+        shortener: &Shortener,
+    ) -> Vec<TestCase> {
         let base = build.unwrap_or(self.roots().project());
         tests
             .into_iter()
@@ -164,30 +177,18 @@ impl CmakeService {
                     message.lines().for_each(|line| watch.line(line));
                     let mut head: Vec<String> =
                         watch.reports.iter().map(|report| sanitizer_summary(self.roots(), base, report)).collect();
-                    if let Some(signal) = ctest_signal(&message) {
+                    let verdict = verdicts.get(&case.name).map(String::as_str);
+                    let signal = verdict.and_then(ctest::signal_of).or_else(|| ctest::signal_of(&message));
+                    if let Some(signal) = signal {
                         head.insert(0, signal.to_owned());
                     }
-                    head.push(shortener.shorten(&message));
+                    if signal.is_none() || message != ctest::NO_OUTPUT {
+                        head.push(shortener.shorten(&message));
+                    }
                     case.message = Some(head.join("\n"));
                 }
                 case
             })
             .collect()
     }
-}
-
-/// CTest's name for a death by signal (`***Exception: SegFault`), as our wording.
-fn ctest_signal(message: &str) -> Option<&'static str> {
-    [
-        ("SegFault", "killed by signal 11 (SIGSEGV)"),
-        ("Child aborted", "killed by signal 6 (SIGABRT)"),
-        ("Bus error", "killed by signal 7 (SIGBUS)"),
-        ("Illegal", "killed by signal 4 (SIGILL)"),
-        ("Numerical", "killed by signal 8 (SIGFPE)"),
-        ("Interrupt", "killed by signal 2 (SIGINT)"),
-        ("Child killed", "killed by signal 9 (SIGKILL)"),
-    ]
-    .into_iter()
-    .find(|(word, _)| message.lines().any(|line| line.contains("Exception: ") && line.contains(word)))
-    .map(|(_, text)| text)
 }

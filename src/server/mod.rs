@@ -16,6 +16,7 @@ mod history;
 mod instructions;
 mod mcp_call;
 mod mutation_tools;
+mod process_args;
 mod process_match;
 pub mod process_tools;
 pub mod quality_tools;

@@ -125,7 +125,7 @@ async fn presets_profile_configures_builds_and_tests_every_preset() {
     }
     let failed = &configured[2];
     let error = failed["error"].as_str().expect("the DWARF preset fails with GCC");
-    assert_contains(error, "cmake exited with code 1: CMake Error at CMakeLists.txt");
+    assert_contains(error, "cmake exited with code 1: CMake Error at project/CMakeLists.txt:15 (message): ");
     assert_contains(error, "needs a Clang compiler");
     assert!(failed["process_id"].is_u64());
     assert_contains(text(&res), "Configure results: 2 executions succeeded; 1 failed.");
@@ -224,7 +224,7 @@ async fn presets_profile_configures_builds_and_tests_every_preset() {
     )
     .await;
     let run = structured(&res);
-    let failed = "the test executable exited with code 1\nLast 1 lines of output:\n  failing on purpose (--fail)";
+    let failed = "the test executable exited with code 1\nLast line of output:\n  failing on purpose (--fail)";
     assert_eq!((&run["error"], &run["cwd"]), (&json!(failed), &json!("project/")));
     assert!(run["process_id"].is_u64());
 }

@@ -1,8 +1,9 @@
 //! Failures that explain themselves, with the real cmake, ninja and g++ on a temporary copy of the
 //! acceptance project extended (in the copy only) by a crashing and a buffer-overflowing test
 //! executable: structured build diagnostics with qualified paths and targets, build error reasons,
-//! signal names, sanitizer summaries, `..`-free paths, compiler launchers (ccache), and the storage
-//! root that is never created for a direct run.
+//! signal names, sanitizer summaries, failed CTest cases' explaining lines, `..`-free paths, a
+//! preset building outside the roots, compiler launchers (ccache), and the storage root that is never
+//! created for a direct run.
 
 use std::time::Duration;
 
@@ -24,6 +25,10 @@ const EXTRA_TARGETS: &str = r#"
 add_executable(fixture_crash EXCLUDE_FROM_ALL tests/crash.cpp)
 add_executable(fixture_overflow EXCLUDE_FROM_ALL tests/overflow.cpp)
 add_executable(fixture_dotdot EXCLUDE_FROM_ALL tests/../negative/dotdot.cpp)
+add_executable(fixture_long_log EXCLUDE_FROM_ALL tests/long_log.cpp)
+add_test(NAME fixture_crash_case COMMAND fixture_crash)
+add_test(NAME fixture_long_log_case COMMAND fixture_long_log)
+add_test(NAME fixture_overflow_case COMMAND fixture_overflow)
 "#;
 
 const CRASH: &str = "#include <csignal>\nint main()\n{\n    std::raise(SIGSEGV);\n    return 0;\n}\n";
@@ -32,6 +37,14 @@ const OVERFLOW: &str = "#include <cstdio>\n\
 int read_past(const int* values, int count)\n{\n    return values[count];\n}\n\
 int main(int argc, char**)\n{\n    int* values = new int[4]{1, 2, 3, 4};\n    std::fputs(\"reading past the buffer\\n\", stderr);\n\
     int value = read_past(values, 3 + argc);\n    delete[] values;\n    return value;\n}\n";
+
+/// 1,500 lines of progress (about 50 KiB) with the failed assertion in the middle, then exit 1.
+const LONG_LOG: &str = "#include <cstdio>\n\
+int main()\n{\n    for (int step = 1; step <= 1500; ++step) {\n\
+        std::printf(\"computing step %d of the long run\\n\", step);\n\
+        if (step == 750) {\n\
+            std::printf(\"long_log.cpp:7: assertion `total == 7` failed (total is 6)\\n\");\n        }\n    }\n\
+    std::printf(\"long run finished after 1500 steps\\n\");\n    return 1;\n}\n";
 
 const DOTDOT: &str = "int main()\n{\n    int unused_value = 1;\n    return 0;\n}\n";
 
@@ -45,6 +58,7 @@ fn extended_project() -> TempWorkspace {
     ws.write("tests/crash.cpp", CRASH);
     ws.write("tests/overflow.cpp", OVERFLOW);
     ws.write("negative/dotdot.cpp", DOTDOT);
+    ws.write("tests/long_log.cpp", LONG_LOG);
     ws
 }
 
@@ -171,6 +185,58 @@ async fn build_and_run_failures_explain_themselves() {
     assert_contains(text(&res), "Error: the test executable was killed by signal 11 (SIGSEGV)");
 }
 
+/// The case named `name` of a `cmake_test` item.
+fn case<'a>(tested: &'a Value, name: &str) -> &'a Value {
+    let cases = tested["tests"].as_array().expect("tests");
+    cases.iter().find(|case| case["name"] == name).unwrap_or_else(|| panic!("no case {name} in {cases:#?}"))
+}
+
+#[tokio::test]
+async fn failed_ctest_cases_keep_their_reasons() {
+    if !real_tools("failed_ctest_cases_keep_their_reasons") {
+        return;
+    }
+    let ws = extended_project();
+    let client = client(&ws, &[]).await;
+    let res = call(&client, "cmake_configure", json!({ "profiles": ["Debug"] })).await;
+    assert_eq!(item(&res)["error"], Value::Null, "{}", text(&res));
+    let (built, shown) = build(&client, &["fixture_crash", "fixture_long_log"]).await;
+    assert_eq!(built["error"], Value::Null, "{shown}");
+    let names = ["fixture_crash_case", "fixture_long_log_case"];
+    let res = call(&client, "cmake_test", json!({ "profiles": ["Debug"], "names": names })).await;
+    let tested = item(&res);
+    let shown = text(&res);
+    assert_contains(tested["error"].as_str().expect("failing cases fail the run"), "2 failed");
+
+    // A death by signal is named first, in the structured message and in the text.
+    let crash = case(&tested, "fixture_crash_case");
+    assert_eq!(crash["status"], "failed");
+    let message = crash["message"].as_str().expect("a crash message");
+    assert_eq!(message.lines().next(), Some("killed by signal 11 (SIGSEGV)"), "{message}");
+    assert_contains(shown, "    failed: fixture_crash_case (");
+    assert_contains(shown, "\n      killed by signal 11 (SIGSEGV)\n");
+
+    // A long log keeps its head, the assertion from its middle and its tail, within the budget.
+    let long = case(&tested, "fixture_long_log_case");
+    assert_eq!(long["status"], "failed");
+    let message = long["message"].as_str().expect("a failure message");
+    assert!(message.len() <= 8 * 1024 + 256, "{} bytes:\n{message}", message.len());
+    for kept in [
+        "computing step 1 of the long run\n",
+        "long_log.cpp:7: assertion `total == 7` failed (total is 6)",
+        "computing step 1500 of the long run\n",
+        "long run finished after 1500 steps",
+        " lines left out\n",
+    ] {
+        assert_contains(message, kept);
+    }
+    assert!(!message.contains("computing step 700 of"), "the middle is left out: {message}");
+    let assertion = message.find("assertion `total").unwrap();
+    assert!(message.find("step 10 of").unwrap() < assertion, "the head comes first: {message}");
+    assert!(assertion < message.find("step 1490 of").unwrap(), "the tail comes last: {message}");
+    assert_contains(shown, "\n      long_log.cpp:7: assertion `total == 7` failed (total is 6)\n");
+}
+
 #[tokio::test]
 async fn an_address_sanitizer_profile_summarises_the_overflow() {
     if !real_tools("an_address_sanitizer_profile_summarises_the_overflow") {
@@ -196,8 +262,48 @@ async fn an_address_sanitizer_profile_summarises_the_overflow() {
     assert_contains(&error, "\n  at project/tests/overflow.cpp:4");
     assert_contains(&error, " in read_past(int const*, int)\n  from project/tests/overflow.cpp:10");
     assert!(!error.contains(":8 in main"), "the allocation stack is not the failure's: {error}");
-    assert_contains(&error, "\nLast 1 lines of output:\n  reading past the buffer");
+    assert_contains(&error, "\nLast line of output:\n  reading past the buffer");
     assert!(!error.contains(&ws.project.display().to_string()), "{error}");
+
+    // The same report in a CTest case: the summary and the project's frames come first.
+    let res = call(&client, "cmake_test", json!({ "names": ["fixture_overflow_case"] })).await;
+    let tested = item(&res);
+    let message = case(&tested, "fixture_overflow_case")["message"].as_str().expect("a failure message").to_owned();
+    assert!(message.starts_with("AddressSanitizer: heap-buffer-overflow (READ of size 4"), "{message}");
+    assert_contains(&message, "\n  at project/tests/overflow.cpp:4");
+    assert_contains(text(&res), "\n      AddressSanitizer: heap-buffer-overflow (READ of size 4");
+    assert!(!message.contains(&ws.project.display().to_string()), "{message}");
+}
+
+#[tokio::test]
+async fn a_preset_building_outside_the_roots_is_said_plainly() {
+    if !real_tools("a_preset_building_outside_the_roots_is_said_plainly") {
+        return;
+    }
+    let ws = acceptance_project();
+    let outside = ws.base.join("elsewhere/build");
+    let presets = json!({
+        "version": 6,
+        "configurePresets": [{
+            "name": "outside", "generator": "Ninja", "binaryDir": outside.display().to_string(),
+            "cacheVariables": { "CMAKE_BUILD_TYPE": "Debug", "CMAKE_EXPORT_COMPILE_COMMANDS": "ON" },
+        }],
+    });
+    ws.write("CMakePresets.json", presets.to_string());
+    let client = client(&ws, &[]).await;
+    let res = call(&client, "cmake_configure", json!({})).await;
+    let configured = item(&res);
+    assert_eq!((&configured["preset"], &configured["error"]), (&json!("outside"), &Value::Null), "{}", text(&res));
+    assert!(outside.join("CMakeCache.txt").is_file(), "CMake built where the preset says");
+    let shown = format!("root/{}", outside.display().to_string().trim_start_matches('/'));
+    let note = format!(
+        "CMake wrote the build files to {shown} (outside project/ and storage/), so clangd gets no configuration \
+         from this preset"
+    );
+    assert_eq!(configured["build_directory"], Value::Null);
+    assert_contains(text(&res), &format!("\n  Note: {note}"));
+    let res = call(&client, "clangd_configurations", json!({})).await;
+    assert_eq!(structured(&res)["result"], json!([]), "{}", text(&res));
 }
 
 /// ccache's hit count (direct plus preprocessed) in the user's cache, which the builds use.

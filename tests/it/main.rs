@@ -37,6 +37,8 @@ mod fairness;
 mod mutation;
 /// The process service with the `forgemcp-test-helper` fake tool (feature `test-tools`).
 mod process;
+/// `process_get`'s selectors and `match` through the MCP surface (feature `test-tools`, Linux).
+mod process_get;
 /// The process service through the MCP surface (in-process server and the real binary): tools,
 /// resources, completions, timeouts, cancellation, stdin EOF, the 1 GiB flood (feature `test-tools`).
 mod process_mcp;

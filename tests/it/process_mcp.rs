@@ -37,14 +37,14 @@ const TREE: &[&str] = crate::process::HOSTILE_TREE;
 const TREE_PIDS: usize = crate::process::HOSTILE_TREE_PIDS;
 
 /// An in-process server whose process service the test also holds.
-struct Server {
+pub(crate) struct Server {
     ws: TempWorkspace,
-    processes: ProcessService,
-    client: Client,
+    pub(crate) processes: ProcessService,
+    pub(crate) client: Client,
 }
 
 impl Server {
-    async fn start() -> Server {
+    pub(crate) async fn start() -> Server {
         let ws = TempWorkspace::new("");
         let discovery = ws.discovery();
         Server::on(ws, discovery).await
@@ -69,7 +69,7 @@ impl Server {
     }
 
     /// Runs the helper to completion through the service's Rust API.
-    async fn run(&self, steps: &[&str]) -> Completed {
+    pub(crate) async fn run(&self, steps: &[&str]) -> Completed {
         self.run_spec(self.spec(steps)).await
     }
 
@@ -78,7 +78,7 @@ impl Server {
     }
 
     /// `process_get` with `args` (plus the id); returns the structured result.
-    async fn get(&self, id: ProcessId, mut args: Value) -> Value {
+    pub(crate) async fn get(&self, id: ProcessId, mut args: Value) -> Value {
         args["process_id"] = json!(id.0);
         structured(&call(&self.client, "process_get", args).await).clone()
     }
@@ -90,12 +90,12 @@ impl Server {
 }
 
 /// The concatenated text of a `process_get` result's transcript.
-fn transcript_text(details: &Value) -> String {
+pub(crate) fn transcript_text(details: &Value) -> String {
     details["transcript"].as_array().expect("transcript").iter().map(|e| e["text"].as_str().unwrap()).collect()
 }
 
 /// `(stream, start_line, end_line)` of every returned fragment.
-fn fragments(details: &Value) -> Vec<(String, u64, u64)> {
+pub(crate) fn fragments(details: &Value) -> Vec<(String, u64, u64)> {
     details["transcript"]
         .as_array()
         .expect("transcript")
@@ -212,105 +212,6 @@ async fn exit_codes_show_in_the_overview_resources_and_completions() {
     let unknown = call(&srv.client, "process_get", json!({ "process_id": 99 })).await;
     assert_eq!(tool_error(&unknown), "Process 99 is not retained.");
     lived.stop().await;
-}
-
-/// 120 numbered lines on stdout at once, then after a pause two lines on stderr and one on stdout
-/// that starts with a three-byte character.
-const LATE_PAUSE_MS: &str = "sleep:800";
-
-async fn selector_run(srv: &Server) -> (ProcessId, Duration, f64) {
-    let early: String = (1..=120).map(|n| format!("l{n}\\n")).collect();
-    let early = format!("out:{early}");
-    let done =
-        srv.run(&[&early, LATE_PAUSE_MS, "err:late 121\\nlate 122\\n", "sleep:50", "out:\u{20ac}uro 123\\n"]).await;
-    assert_eq!(done.status, Status::Exited(0));
-    // The time boundary: halfway between the early and the late chunks, as the journal recorded them.
-    let (_, entries) = srv.processes.full(done.id).unwrap();
-    let early_end = entries.iter().filter(|e| e.start_line <= 120).map(|e| e.elapsed).max().unwrap();
-    let late_start = entries.iter().filter(|e| e.start_line > 120).map(|e| e.elapsed).min().unwrap();
-    assert!(late_start > early_end + Duration::from_millis(500), "{early_end:?} .. {late_start:?}");
-    let boundary = (early_end + late_start).as_secs_f64() / 2.0;
-    (done.id, done.work_time, boundary)
-}
-
-fn numbered(range: std::ops::RangeInclusive<u32>) -> String {
-    range.map(|n| format!("l{n}\n")).collect()
-}
-
-#[tokio::test]
-async fn process_get_applies_every_selector_form() {
-    let srv = Server::start().await;
-    let (id, work_time, boundary) = selector_run(&srv).await;
-    let tail = "late 121\nlate 122\n\u{20ac}uro 123\n";
-
-    // No selector: the last 100 lines.
-    let all = srv.get(id, json!({})).await;
-    assert_eq!(all["lines"], json!([24, 123]));
-    assert_eq!(transcript_text(&all), numbered(24..=120) + tail);
-    assert_eq!(all["process"]["status"]["current_status"], json!(0));
-
-    // max_bytes 0: metadata only.
-    let meta = srv.get(id, json!({ "max_bytes": 0 })).await;
-    assert_eq!((meta["transcript"].clone(), meta["lines"].clone()), (json!([]), Value::Null));
-    assert_eq!(meta["process"]["summary"]["process_id"], json!(id.0));
-
-    // Lines: first, last and range, with absolute numbers and the streams they came from.
-    let first = srv.get(id, json!({ "lines": { "first": 5 } })).await;
-    assert_eq!((first["lines"].clone(), transcript_text(&first)), (json!([1, 5]), numbered(1..=5)));
-    let last = srv.get(id, json!({ "lines": { "last": 2 } })).await;
-    assert_eq!(last["lines"], json!([122, 123]));
-    assert_eq!(fragments(&last), [("stderr".to_owned(), 122, 122), ("stdout".to_owned(), 123, 123)]);
-    assert_eq!(transcript_text(&last), "late 122\n\u{20ac}uro 123\n");
-    let range = srv.get(id, json!({ "lines": { "start": 119, "end": 121 } })).await;
-    assert_eq!(range["lines"], json!([119, 121]));
-    assert_eq!(fragments(&range), [("stdout".to_owned(), 119, 120), ("stderr".to_owned(), 121, 121)]);
-    assert_eq!(transcript_text(&range), "l119\nl120\nlate 121\n");
-    let beyond = srv.get(id, json!({ "lines": { "start": 500, "end": 600 } })).await;
-    assert_eq!((beyond["transcript"].clone(), beyond["lines"].clone()), (json!([]), Value::Null));
-
-    // Time: first, last (relative to completion after exit) and range, by chunk recording time.
-    let early = srv.get(id, json!({ "time": { "first": boundary } })).await;
-    assert_eq!((early["lines"].clone(), transcript_text(&early)), (json!([1, 120]), numbered(1..=120)));
-    let late_seconds = work_time.as_secs_f64() - boundary;
-    let late = srv.get(id, json!({ "time": { "last": late_seconds } })).await;
-    assert_eq!((late["lines"].clone(), transcript_text(&late)), (json!([121, 123]), tail.to_owned()));
-    let window = srv.get(id, json!({ "time": { "start": 0.0, "end": boundary } })).await;
-    assert_eq!(window["lines"], json!([1, 120]));
-    let window = srv.get(id, json!({ "time": { "start": boundary, "end": 3600.0 } })).await;
-    assert_eq!(window["lines"], json!([121, 123]));
-
-    // Time, then lines within that selection.
-    let both = srv.get(id, json!({ "time": { "first": boundary }, "lines": { "last": 3 } })).await;
-    assert_eq!((both["lines"].clone(), transcript_text(&both)), (json!([118, 120]), numbered(118..=120)));
-    let both = srv.get(id, json!({ "time": { "start": boundary, "end": 3600.0 }, "lines": { "first": 1 } })).await;
-    assert_eq!((both["lines"].clone(), transcript_text(&both)), (json!([121, 121]), "late 121\n".to_owned()));
-
-    // Then the byte budget: tail selections keep the end, others the start; characters stay whole.
-    let tail_cut = srv.get(id, json!({ "lines": { "last": 1 }, "max_bytes": 9 })).await;
-    assert_eq!((tail_cut["lines"].clone(), transcript_text(&tail_cut)), (json!([123, 123]), "uro 123\n".to_owned()));
-    let head_cut = srv.get(id, json!({ "lines": { "start": 123, "end": 123 }, "max_bytes": 4 })).await;
-    assert_eq!(transcript_text(&head_cut), "\u{20ac}u");
-    let head_cut = srv.get(id, json!({ "lines": { "start": 123, "end": 123 }, "max_bytes": 2 })).await;
-    assert_eq!((head_cut["transcript"].clone(), head_cut["lines"].clone()), (json!([]), Value::Null));
-    let head = srv.get(id, json!({ "lines": { "first": 10 }, "max_bytes": 7 })).await;
-    assert_eq!((head["lines"].clone(), transcript_text(&head)), (json!([1, 3]), "l1\nl2\nl".to_owned()));
-    let time_tail = srv.get(id, json!({ "time": { "last": late_seconds }, "max_bytes": 11 })).await;
-    assert_eq!(transcript_text(&time_tail), "\u{20ac}uro 123\n", "a last-seconds selection keeps the end");
-
-    // Selections never shorten the journal: the Markdown resource still holds every line.
-    let markdown = resource_text(&srv.client, &format!("forgemcp://processes/{id}"), "text/markdown").await;
-    assert!(markdown.contains(&numbered(1..=120)), "{markdown}");
-    for chunk in ["late 121\nlate 122\n", "\u{20ac}uro 123\n"] {
-        assert!(markdown.contains(chunk), "{markdown}");
-    }
-
-    // Each selector takes exactly one valid form.
-    let mixed =
-        call(&srv.client, "process_get", json!({ "process_id": id.0, "lines": { "first": 1, "last": 2 } })).await;
-    assert!(tool_error(&mixed).contains("exactly one line selector form"), "{}", text(&mixed));
-    let backwards =
-        call(&srv.client, "process_get", json!({ "process_id": id.0, "time": { "start": 2.0, "end": 1.0 } })).await;
-    assert!(tool_error(&backwards).contains("start < end"), "{}", text(&backwards));
 }
 
 #[tokio::test]
