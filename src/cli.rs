@@ -13,8 +13,8 @@ use std::path::PathBuf;
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
-/// The default `--admin-ipc` group name.
-pub const DEFAULT_ADMIN_IPC: &str = "forgemcp";
+use crate::admin::options::DEFAULT_ADMIN_IPC;
+
 /// The default preferred port of a newly started admin Hub.
 pub const DEFAULT_ADMIN_PORT: u16 = 8765;
 

@@ -35,20 +35,19 @@ use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::admin::options::{AdminConfig, AdminEnv, MAX_ADMIN_IPC_LEN};
+use crate::app::ServeConfig;
 use crate::cli;
+use crate::cmake::options::{DEFAULT_CMAKE_TOOLSET, DEFAULT_GENERATOR, SANITIZERS};
+use crate::cmake::{CmakeDefine, CmakeOptions, CmakeProfileSpec, PlainProfile, PresetProfile, ProfileKind};
 use crate::toolchain::spec::{self, ToolSpec};
+use crate::toolchain::{DiscoveryEnv, DiscoveryOptions, UserTool, UserToolsetSpec};
 use crate::workspace::path::{Area, QualifiedPath, Roots};
 
 /// Exit status for a configuration error (INTERFACE.md §21); clap uses the same for usage errors.
 pub const EXIT_CONFIG_ERROR: u8 = 2;
 /// Progress throttle when `--progress-interval` is not given.
 pub const DEFAULT_PROGRESS_INTERVAL: Duration = Duration::from_secs(1);
-/// The toolset of automatic CMake profiles when `--cmake-toolset` is not given.
-pub const DEFAULT_CMAKE_TOOLSET: &str = "system";
-/// The generator of plain CMake profiles that do not name one.
-pub const DEFAULT_GENERATOR: &str = "Ninja";
-/// Longest accepted `--admin-ipc` name (it becomes part of a socket or pipe name).
-pub const MAX_ADMIN_IPC_LEN: usize = 64;
 
 /// The whole validated configuration of one `forgemcp` process.
 #[derive(Debug, Clone)]
@@ -92,233 +91,22 @@ pub enum RunMode {
     Hub,
 }
 
-/// Admin panel options; meaningful in every mode.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AdminConfig {
-    join_hub: bool,
-    port: u16,
-    ipc_name: String,
-}
-
-impl AdminConfig {
-    /// False with `--no-admin`: this server does not join (or start) a Hub.
-    pub fn join_hub(&self) -> bool {
-        self.join_hub
-    }
-
-    /// Preferred HTTP port when starting a new Hub (never 0).
-    pub fn port(&self) -> u16 {
-        self.port
-    }
-
-    /// The Hub group name: non-empty ASCII letters, digits, `-`, `_`, `.`, not starting with `.`,
-    /// at most [`MAX_ADMIN_IPC_LEN`] characters; safe as a file or pipe name component.
-    pub fn ipc_name(&self) -> &str {
-        &self.ipc_name
-    }
-
-    /// True when the group is not the default one (the startup hint then names `--admin-ipc`).
-    pub fn is_default_ipc(&self) -> bool {
-        self.ipc_name == cli::DEFAULT_ADMIN_IPC
+/// Reads the variables the admin modes need from the server's environment.
+fn admin_env_from_process() -> AdminEnv {
+    AdminEnv {
+        runtime_dir: std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()).map(PathBuf::from),
+        browser: std::env::var_os("BROWSER").filter(|v| !v.is_empty()),
+        user_name: std::env::var_os("USERNAME").filter(|v| !v.is_empty()),
     }
 }
 
-/// The environment variables the admin modes read, captured once by [`from_args`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AdminEnv {
-    /// `XDG_RUNTIME_DIR` (Unix): the per-user directory that holds the Hub's socket; without it a
-    /// per-uid directory under the system temporary directory is used.
-    pub runtime_dir: Option<PathBuf>,
-    /// `BROWSER`: the browser command `--open-admin` prefers (Unix other than macOS).
-    pub browser: Option<OsString>,
-    /// `USERNAME` (Windows): part of the Hub's pipe name, which is machine-wide.
-    pub user_name: Option<OsString>,
-}
-
-impl AdminEnv {
-    fn from_process() -> AdminEnv {
-        AdminEnv {
-            runtime_dir: std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()).map(PathBuf::from),
-            browser: std::env::var_os("BROWSER").filter(|v| !v.is_empty()),
-            user_name: std::env::var_os("USERNAME").filter(|v| !v.is_empty()),
-        }
+/// Reads the variables toolchain discovery needs from the server's environment.
+fn discovery_env_from_process() -> DiscoveryEnv {
+    DiscoveryEnv {
+        path: std::env::var_os("PATH"),
+        pathext: std::env::var_os("PATHEXT"),
+        program_files_x86: std::env::var_os("ProgramFiles(x86)"),
     }
-}
-
-/// Settings of an MCP server process.
-#[derive(Debug, Clone)]
-pub struct ServeConfig {
-    workspace_root: PathBuf,
-    storage_root: PathBuf,
-    progress_interval: Duration,
-    toolsets: Vec<UserToolsetSpec>,
-    cmake_toolset: String,
-    cmake_profiles: Vec<CmakeProfileSpec>,
-    // Boxed: rarely read, and it would make `RunMode::Serve` much larger than the other modes.
-    discovery_env: Box<DiscoveryEnv>,
-}
-
-/// The server's environment variables that toolchain discovery reads, captured once by
-/// [`from_args`] (empty when the configuration is built by [`build`], as in tests).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DiscoveryEnv {
-    /// `PATH`: the System toolset is found here.
-    pub path: Option<OsString>,
-    /// `PATHEXT`: executable suffixes on Windows.
-    pub pathext: Option<OsString>,
-    /// `ProgramFiles(x86)`: where the Visual Studio Installer keeps vswhere (Windows).
-    pub program_files_x86: Option<OsString>,
-}
-
-impl DiscoveryEnv {
-    /// Reads the variables from the server's environment.
-    fn from_process() -> DiscoveryEnv {
-        DiscoveryEnv {
-            path: std::env::var_os("PATH"),
-            pathext: std::env::var_os("PATHEXT"),
-            program_files_x86: std::env::var_os("ProgramFiles(x86)"),
-        }
-    }
-}
-
-impl ServeConfig {
-    /// The project root: absolute, canonical (links resolved), an existing directory.
-    pub fn workspace_root(&self) -> &Path {
-        &self.workspace_root
-    }
-
-    /// The storage root: absolute, canonical up to its first missing component, not created here.
-    /// It is neither the project root nor contains it nor lies inside it.
-    pub fn storage_root(&self) -> &Path {
-        &self.storage_root
-    }
-
-    /// The two roots for the workspace service.
-    pub fn roots(&self) -> Roots {
-        Roots::new(self.workspace_root.clone(), self.storage_root.clone())
-    }
-
-    /// Minimum time between two progress notifications of one invocation; zero disables throttling.
-    pub fn progress_interval(&self) -> Duration {
-        self.progress_interval
-    }
-
-    /// User toolsets in command-line order; names are unique.
-    pub fn toolsets(&self) -> &[UserToolsetSpec] {
-        &self.toolsets
-    }
-
-    /// `--cmake-toolset`: an id or name, matched against discovered toolsets later.
-    pub fn cmake_toolset(&self) -> &str {
-        &self.cmake_toolset
-    }
-
-    /// Explicit CMake profiles in command-line order (empty: use the automatic profiles).
-    pub fn cmake_profiles(&self) -> &[CmakeProfileSpec] {
-        &self.cmake_profiles
-    }
-
-    /// Environment variables for toolchain discovery.
-    pub fn discovery_env(&self) -> &DiscoveryEnv {
-        &self.discovery_env
-    }
-}
-
-/// One `--toolset NAME TOOL=PATH…`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct UserToolsetSpec {
-    /// The name as given: non-empty, no `=`, unique among user toolsets.
-    pub name: String,
-    /// Tools in command-line order; each built-in tool at most once; at least one.
-    pub tools: Vec<UserTool>,
-}
-
-/// One `TOOL=PATH` of a user toolset.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct UserTool {
-    pub spec: &'static ToolSpec,
-    /// Absolute path of an existing executable file. Links are kept as given (not resolved) because
-    /// some tools behave by the name they are started under (`clang++` → `clang`).
-    pub path: PathBuf,
-}
-
-/// One `--cmake-profile NAME KEY=VALUE…`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct CmakeProfileSpec {
-    /// Non-empty, no `=`, unique among profiles.
-    pub name: String,
-    /// `toolset=`, or `--cmake-toolset` when absent; matched by id or name after discovery.
-    pub toolset: String,
-    /// `configuration=` (for example `Debug`).
-    pub configuration: Option<String>,
-    pub kind: ProfileKind,
-}
-
-impl CmakeProfileSpec {
-    /// The build directory: always known for plain profiles, optional for preset profiles.
-    pub fn build_directory(&self) -> Option<&QualifiedPath> {
-        match &self.kind {
-            ProfileKind::Plain(plain) => Some(&plain.build_directory),
-            ProfileKind::Presets(presets) => presets.build_directory.as_ref(),
-        }
-    }
-}
-
-/// Whether a profile configures by itself or delegates to CMake presets.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProfileKind {
-    Plain(PlainProfile),
-    Presets(PresetProfile),
-}
-
-/// A profile without preset keys.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PlainProfile {
-    /// `build-directory=` in project/ or storage/ (never the area root itself), or
-    /// `storage/build/cmake-<name>`.
-    pub build_directory: QualifiedPath,
-    /// `generator=`, or [`DEFAULT_GENERATOR`].
-    pub generator: String,
-    /// `c-compiler=`: a built-in compiler tool, looked up in the profile's toolset later.
-    pub c_compiler: Option<&'static ToolSpec>,
-    /// `cxx-compiler=`: a built-in compiler tool, looked up in the profile's toolset later.
-    pub cxx_compiler: Option<&'static ToolSpec>,
-    /// `toolchain-file=` in project/ or storage/; it was an existing file at startup.
-    pub toolchain_file: Option<QualifiedPath>,
-    /// `define=VAR=value` in command-line order; `VAR` is unique and non-empty.
-    pub defines: Vec<CmakeDefine>,
-    /// `compiler-launcher=`: a built-in launcher (`ccache`, `sccache`, `distcc`, `icecc`), looked up
-    /// in the profile's toolset later.
-    pub compiler_launcher: Option<&'static ToolSpec>,
-    /// `sanitizers=address,undefined`: unique names of [`SANITIZERS`], in the given order.
-    pub sanitizers: Vec<String>,
-}
-
-/// The sanitizers `sanitizers=` accepts.
-pub const SANITIZERS: [&str; 5] = ["address", "undefined", "thread", "leak", "memory"];
-
-/// A profile with at least one preset key. It never sets generator, compilers, toolchain file or
-/// defines.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PresetProfile {
-    /// `build-directory=`: the configure preset's actual build directory, for ordinary build and
-    /// test commands when the matching presets are absent.
-    pub build_directory: Option<QualifiedPath>,
-    pub configure_presets: Vec<String>,
-    pub build_presets: Vec<String>,
-    pub test_presets: Vec<String>,
-}
-
-/// One `define=VAR=value` (a `-DVAR=value` cache entry; `VAR` may carry a `:TYPE`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CmakeDefine {
-    pub name: String,
-    pub value: String,
 }
 
 /// Every way operator input can be invalid. Messages name the option and the offending value, are
@@ -468,28 +256,33 @@ pub fn report(err: &ConfigError) -> ExitCode {
 
 /// Validates operator input against the server's current directory.
 pub fn from_args(args: cli::Args) -> Result<Config, ConfigError> {
-    #[expect(clippy::disallowed_methods, reason = "config.rs is the one place that reads the server's cwd")]
+    #[expect(clippy::disallowed_methods, reason = "config/ is the one place that reads the server's cwd")]
     let cwd = std::env::current_dir().map_err(|reason| ConfigError::CurrentDir { reason })?;
-    let mut config = build(args, &cwd)?;
-    config.admin_env = AdminEnv::from_process();
-    if let RunMode::Serve(serve) = &mut config.mode {
-        *serve.discovery_env = DiscoveryEnv::from_process();
-    }
-    Ok(config)
+    build_with(args, &cwd, discovery_env_from_process, admin_env_from_process())
 }
 
 /// Validates operator input; relative paths resolve against `cwd` (absolute), which is also the
 /// default workspace. Reads the file system (roots, tool paths, toolchain files) but no process state.
 pub fn build(args: cli::Args, cwd: &Path) -> Result<Config, ConfigError> {
+    build_with(args, cwd, DiscoveryEnv::default, AdminEnv::default())
+}
+
+/// [`build`] with the environment the services are given (`discovery_env` is read only to serve).
+fn build_with(
+    args: cli::Args,
+    cwd: &Path,
+    discovery_env: impl FnOnce() -> DiscoveryEnv,
+    admin_env: AdminEnv,
+) -> Result<Config, ConfigError> {
     let admin = admin_config(&args)?;
     let mode = if args.open_admin {
         RunMode::OpenAdmin
     } else if args.admin_hub {
         RunMode::Hub
     } else {
-        RunMode::Serve(serve_config(args, cwd)?)
+        RunMode::Serve(serve_config(args, cwd, discovery_env)?)
     };
-    Ok(Config { mode, admin, admin_env: AdminEnv::default() })
+    Ok(Config { mode, admin, admin_env })
 }
 
 fn admin_config(args: &cli::Args) -> Result<AdminConfig, ConfigError> {
@@ -508,10 +301,14 @@ fn admin_config(args: &cli::Args) -> Result<AdminConfig, ConfigError> {
     if let Some(problem) = problem {
         return Err(ConfigError::AdminIpcName { name: name.clone(), problem });
     }
-    Ok(AdminConfig { join_hub: !args.no_admin, port: args.admin_port, ipc_name: name.clone() })
+    Ok(AdminConfig::new(!args.no_admin, args.admin_port, name.clone()))
 }
 
-fn serve_config(args: cli::Args, cwd: &Path) -> Result<ServeConfig, ConfigError> {
+fn serve_config(
+    args: cli::Args,
+    cwd: &Path,
+    discovery_env: impl FnOnce() -> DiscoveryEnv,
+) -> Result<ServeConfig, ConfigError> {
     let workspace_root = workspace_root(args.workspace.as_deref(), cwd)?;
     let storage_root = storage_root(args.workspace_storage.as_deref(), &workspace_root, cwd)?;
     let progress_interval = match &args.progress_interval {
@@ -534,15 +331,14 @@ fn serve_config(args: cli::Args, cwd: &Path) -> Result<ServeConfig, ConfigError>
         let (profile, value) = (profile.name.clone(), profile.toolset.clone());
         return Err(ConfigError::UnknownProfileToolset { profile, value, known: known.shown() });
     }
-    Ok(ServeConfig {
-        workspace_root,
-        storage_root,
-        progress_interval,
-        toolsets,
-        cmake_toolset,
-        cmake_profiles,
-        discovery_env: Box::default(),
-    })
+    let discovery = DiscoveryOptions {
+        cwd: workspace_root.clone(),
+        env: discovery_env(),
+        user_toolsets: toolsets,
+        probe_timeout: crate::toolchain::version::PROBE_TIMEOUT,
+    };
+    let cmake = CmakeOptions { toolset: cmake_toolset, profiles: cmake_profiles };
+    Ok(ServeConfig::new(workspace_root, storage_root, progress_interval, discovery, cmake))
 }
 
 /// The toolset ids and names known before discovery: the System toolset and the user toolsets.
@@ -1194,7 +990,7 @@ mod tests {
     fn defaults() {
         let fx = Fixture::new();
         let config = fx.build(&[]).expect("no options is valid");
-        assert_eq!(config.admin(), &AdminConfig { join_hub: true, port: 8765, ipc_name: "forgemcp".to_owned() });
+        assert_eq!(config.admin(), &AdminConfig::new(true, 8765, "forgemcp".to_owned()));
         assert!(config.admin().is_default_ipc());
         let serve = config.serve().expect("serve mode");
         assert_eq!(serve.workspace_root(), fx.project());
@@ -1209,7 +1005,7 @@ mod tests {
     fn admin_options() {
         let fx = Fixture::new();
         let config = fx.build(&["--no-admin", "--admin-port", "9000", "--admin-ipc", "forgemcp-other"]).expect("valid");
-        assert_eq!(config.admin(), &AdminConfig { join_hub: false, port: 9000, ipc_name: "forgemcp-other".to_owned() });
+        assert_eq!(config.admin(), &AdminConfig::new(false, 9000, "forgemcp-other".to_owned()));
         assert!(!config.admin().is_default_ipc());
     }
 

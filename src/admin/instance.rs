@@ -34,7 +34,7 @@ use super::history::{History, PANEL_TAG_KEY, timestamp};
 use super::ipc::Endpoint;
 use super::protocol::{self, FrameReader, Hello, HubRequest, InstanceEvent, Message, Response, write_message};
 use super::session::PanelSession;
-use crate::config::{AdminConfig, ServeConfig};
+use super::settings::StartupSettings;
 use crate::process::detached::{DetachedSpec, spawn_detached};
 use crate::server::{ForgeServer, Origin};
 
@@ -68,14 +68,14 @@ pub struct InstanceInfo {
 }
 
 impl InstanceInfo {
-    /// The info of a server started with `config`, with a fresh random instance id.
-    pub fn new(config: &ServeConfig, admin: &AdminConfig) -> InstanceInfo {
+    /// The info of a server started with these settings, with a fresh random instance id.
+    pub fn new(startup: &StartupSettings<'_>) -> InstanceInfo {
         InstanceInfo {
             instance_id: random_hex(),
-            workspace: config.workspace_root().to_path_buf(),
-            storage: config.storage_root().to_path_buf(),
+            workspace: startup.workspace_root.to_path_buf(),
+            storage: startup.storage_root.to_path_buf(),
             started_at: Utc::now(),
-            settings: super::settings::settings(config, admin),
+            settings: super::settings::settings(startup),
         }
     }
 }
