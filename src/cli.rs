@@ -1,7 +1,7 @@
 //! Command-line definitions: the raw operator input, exactly as typed.
 //!
 //! This is the low half of ripgrep's two-stage argument handling (`LowArgs`): clap parses the
-//! command line into [`Args`], and `config.rs` turns that into a validated `Config`.
+//! command line into [`Args`], and `config` turns that into a validated `Config`.
 //!
 //! Architecture invariant: nothing here touches the file system, the environment or the current
 //! directory, and nothing here interprets values beyond what clap needs to split them. Group options

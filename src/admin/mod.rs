@@ -5,7 +5,7 @@
 //!   election), connect, peer checks (`unix.rs`, `windows.rs`).
 //! - `history.rs` — the instance's in-memory call history (the server's `CallObserver`).
 //! - `session.rs` — the panel's in-process MCP session on the server's own state.
-//! - `instance.rs` — the instance's link: join in the background, serve the Hub's requests,
+//! - `instance/` — the instance's link: join in the background, serve the Hub's requests,
 //!   reconnect.
 //! - `settings.rs` — the startup settings as the panel shows them.
 //! - `hub/` — the hidden `--admin-hub` process: HTTP panel, JSON API, event stream, widget sandbox,
