@@ -19,9 +19,6 @@ const OVERSIZED: &[(&str, usize)] = &[
     ("src/workspace/search.rs", 1064),
     ("src/render/clangd.rs", 800),
     ("src/server/process_tools.rs", 749),
-    ("src/workspace/fsat.rs", 650),
-    ("src/process/journal.rs", 624),
-    ("src/workspace/path.rs", 621),
     ("src/clangd/session.rs", 603),
 ];
 
