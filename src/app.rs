@@ -30,7 +30,7 @@ use crate::debug::DebugService;
 use crate::process::ProcessService;
 use crate::quality::QualityService;
 use crate::server::{ForgeServer, Services};
-use crate::toolchain::{DiscoveryEnv, DiscoveryOptions, ToolchainService, UserToolsetSpec};
+use crate::toolchain::{DiscoveryOptions, ToolchainService, UserToolsetSpec};
 use crate::workspace::WorkspaceService;
 use crate::workspace::path::Roots;
 
@@ -94,11 +94,6 @@ impl ServeConfig {
     /// Explicit CMake profiles in command-line order (empty: use the automatic profiles).
     pub fn cmake_profiles(&self) -> &[CmakeProfileSpec] {
         &self.cmake.profiles
-    }
-
-    /// Environment variables for toolchain discovery.
-    pub fn discovery_env(&self) -> &DiscoveryEnv {
-        &self.discovery.env
     }
 
     /// What toolchain discovery is given: the project root as probe directory, the environment,

@@ -105,3 +105,40 @@ pub struct CmakeDefine {
     pub name: String,
     pub value: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(kind: ProfileKind) -> CmakeProfileSpec {
+        CmakeProfileSpec { name: "p".to_owned(), toolset: DEFAULT_CMAKE_TOOLSET.to_owned(), configuration: None, kind }
+    }
+
+    fn qp(text: &str) -> QualifiedPath {
+        QualifiedPath::parse(text).expect("workspace path")
+    }
+
+    #[test]
+    fn build_directory_is_known_for_plain_profiles_and_optional_for_presets() {
+        let plain = PlainProfile {
+            build_directory: qp("storage/build/cmake-p"),
+            generator: DEFAULT_GENERATOR.to_owned(),
+            c_compiler: None,
+            cxx_compiler: None,
+            toolchain_file: None,
+            defines: Vec::new(),
+            compiler_launcher: None,
+            sanitizers: Vec::new(),
+        };
+        assert_eq!(spec(ProfileKind::Plain(plain)).build_directory(), Some(&qp("storage/build/cmake-p")));
+        let presets = |build_directory| PresetProfile {
+            build_directory,
+            configure_presets: vec!["dev".to_owned()],
+            build_presets: Vec::new(),
+            test_presets: Vec::new(),
+        };
+        assert_eq!(spec(ProfileKind::Presets(presets(None))).build_directory(), None);
+        let given = Some(qp("project/out"));
+        assert_eq!(spec(ProfileKind::Presets(presets(given))).build_directory(), Some(&qp("project/out")));
+    }
+}

@@ -108,6 +108,14 @@ fn defaults() {
     assert!(serve.toolsets().is_empty());
     assert_eq!(serve.cmake_toolset(), "system");
     assert!(serve.cmake_profiles().is_empty());
+    // What the services are given: discovery probes in the project root with an empty environment
+    // (`build` reads no process state), CMake uses the automatic profiles of the System toolset.
+    let discovery = serve.discovery();
+    assert_eq!(discovery.cwd, fx.project());
+    assert_eq!(discovery.env, crate::toolchain::DiscoveryEnv::default());
+    assert_eq!(discovery.probe_timeout, crate::toolchain::version::PROBE_TIMEOUT);
+    assert_eq!(serve.cmake().toolset, "system");
+    assert_eq!(config.admin_env(), &crate::admin::options::AdminEnv::default());
 }
 
 #[test]
