@@ -1,5 +1,7 @@
 //! The composition root: builds the services in dependency order, wires them together, serves MCP
-//! on stdio, and shuts everything down in order.
+//! on stdio, and shuts everything down in order. [`ServeConfig`], the options of every service for
+//! one server, is defined here, where it is consumed; `config` validates the command line and
+//! builds it.
 //!
 //! Architecture invariant: nothing slow happens before the stdio transport starts; `initialize` is
 //! answered immediately. The admin link joins the Hub in the background from the start (so the
@@ -11,6 +13,7 @@
 //! every descendant, `process::own_every_descendant`), is alive a second after EOF or the signal.
 
 use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,21 +22,109 @@ use rmcp::ServiceExt;
 
 use crate::admin::instance::{AdminLink, HubCommand, InstanceInfo, LinkOptions};
 use crate::admin::ipc::Endpoint;
+use crate::admin::options::{AdminConfig, AdminEnv};
+use crate::admin::settings::StartupSettings;
 use crate::clangd::{ClangdService, ContextSpec};
-use crate::cmake::{CmakeOptions, CmakeService, CompilationContext};
-use crate::config::{AdminConfig, AdminEnv, ServeConfig};
+use crate::cmake::{CmakeOptions, CmakeProfileSpec, CmakeService, CompilationContext};
 use crate::debug::DebugService;
 use crate::process::ProcessService;
 use crate::quality::QualityService;
 use crate::server::{ForgeServer, Services};
-use crate::toolchain::{DiscoveryOptions, ToolchainService};
+use crate::toolchain::{DiscoveryOptions, ToolchainService, UserToolsetSpec};
 use crate::workspace::WorkspaceService;
+use crate::workspace::path::Roots;
+
+/// Settings of an MCP server process: the options of every service, as `config` validated them.
+/// It is defined here, where it is consumed; `config` builds it.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    workspace_root: PathBuf,
+    storage_root: PathBuf,
+    progress_interval: Duration,
+    // Boxed: rarely read, and it would make `RunMode::Serve` much larger than the other modes.
+    discovery: Box<DiscoveryOptions>,
+    cmake: CmakeOptions,
+}
+
+impl ServeConfig {
+    /// The settings as `config` validated them: `workspace_root` is canonical and an existing
+    /// directory, `storage_root` is canonical up to its first missing component and neither is nor
+    /// contains nor lies inside the project root, `discovery.cwd` is the project root.
+    pub(crate) fn new(
+        workspace_root: PathBuf,
+        storage_root: PathBuf,
+        progress_interval: Duration,
+        discovery: DiscoveryOptions,
+        cmake: CmakeOptions,
+    ) -> ServeConfig {
+        ServeConfig { workspace_root, storage_root, progress_interval, discovery: Box::new(discovery), cmake }
+    }
+
+    /// The project root: absolute, canonical (links resolved), an existing directory.
+    pub fn workspace_root(&self) -> &Path {
+        &self.workspace_root
+    }
+
+    /// The storage root: absolute, canonical up to its first missing component, not created here.
+    /// It is neither the project root nor contains it nor lies inside it.
+    pub fn storage_root(&self) -> &Path {
+        &self.storage_root
+    }
+
+    /// The two roots for the workspace service.
+    pub fn roots(&self) -> Roots {
+        Roots::new(self.workspace_root.clone(), self.storage_root.clone())
+    }
+
+    /// Minimum time between two progress notifications of one invocation; zero disables throttling.
+    pub fn progress_interval(&self) -> Duration {
+        self.progress_interval
+    }
+
+    /// User toolsets in command-line order; names are unique.
+    pub fn toolsets(&self) -> &[UserToolsetSpec] {
+        &self.discovery.user_toolsets
+    }
+
+    /// `--cmake-toolset`: an id or name, matched against discovered toolsets later.
+    pub fn cmake_toolset(&self) -> &str {
+        &self.cmake.toolset
+    }
+
+    /// Explicit CMake profiles in command-line order (empty: use the automatic profiles).
+    pub fn cmake_profiles(&self) -> &[CmakeProfileSpec] {
+        &self.cmake.profiles
+    }
+
+    /// What toolchain discovery is given: the project root as probe directory, the environment,
+    /// the user toolsets.
+    pub fn discovery(&self) -> &DiscoveryOptions {
+        &self.discovery
+    }
+
+    /// The CMake service's options: `--cmake-toolset` and the `--cmake-profile`s.
+    pub fn cmake(&self) -> &CmakeOptions {
+        &self.cmake
+    }
+
+    /// What the admin panel shows as this server's startup settings.
+    pub fn startup_settings<'a>(&'a self, admin: &'a AdminConfig) -> StartupSettings<'a> {
+        StartupSettings {
+            workspace_root: &self.workspace_root,
+            storage_root: &self.storage_root,
+            progress_interval: self.progress_interval,
+            toolsets: self.toolsets(),
+            cmake: &self.cmake,
+            admin,
+        }
+    }
+}
 
 /// Builds every service for one workspace.
 pub fn build_services(config: &ServeConfig) -> Services {
     let workspace = Arc::new(WorkspaceService::new(config.roots()));
     let processes = ProcessService::new(config.roots());
-    assemble(workspace, processes, DiscoveryOptions::from_config(config), CmakeOptions::from_config(config))
+    assemble(workspace, processes, config.discovery().clone(), config.cmake().clone())
 }
 
 /// Builds the services above the workspace and process services and wires their hooks: the CMake
@@ -202,5 +293,5 @@ fn start_admin_link(
         }
     };
     let options = LinkOptions { endpoint, hub_command, announce: true, default_group: admin.is_default_ipc() };
-    Some(AdminLink::start(server, history, InstanceInfo::new(config, admin), options))
+    Some(AdminLink::start(server, history, InstanceInfo::new(&config.startup_settings(admin)), options))
 }

@@ -1,7 +1,7 @@
 //! Command-line definitions: the raw operator input, exactly as typed.
 //!
 //! This is the low half of ripgrep's two-stage argument handling (`LowArgs`): clap parses the
-//! command line into [`Args`], and `config.rs` turns that into a validated `Config`.
+//! command line into [`Args`], and `config` turns that into a validated `Config`.
 //!
 //! Architecture invariant: nothing here touches the file system, the environment or the current
 //! directory, and nothing here interprets values beyond what clap needs to split them. Group options
@@ -13,8 +13,8 @@ use std::path::PathBuf;
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
-/// The default `--admin-ipc` group name.
-pub const DEFAULT_ADMIN_IPC: &str = "forgemcp";
+use crate::admin::options::DEFAULT_ADMIN_IPC;
+
 /// The default preferred port of a newly started admin Hub.
 pub const DEFAULT_ADMIN_PORT: u16 = 8765;
 

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use forgemcp::cmake::CmakeOptions;
-use forgemcp::config::DiscoveryEnv;
 use forgemcp::process::ProcessService;
 use forgemcp::server::{ForgeServer, Services};
+use forgemcp::toolchain::DiscoveryEnv;
 use forgemcp::toolchain::DiscoveryOptions;
 use forgemcp::workspace::WorkspaceService;
 use forgemcp::workspace::path::Roots;

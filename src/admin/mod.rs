@@ -5,12 +5,13 @@
 //!   election), connect, peer checks (`unix.rs`, `windows.rs`).
 //! - `history.rs` — the instance's in-memory call history (the server's `CallObserver`).
 //! - `session.rs` — the panel's in-process MCP session on the server's own state.
-//! - `instance.rs` — the instance's link: join in the background, serve the Hub's requests,
+//! - `instance/` — the instance's link: join in the background, serve the Hub's requests,
 //!   reconnect.
 //! - `settings.rs` — the startup settings as the panel shows them.
 //! - `hub/` — the hidden `--admin-hub` process: HTTP panel, JSON API, event stream, widget sandbox,
 //!   tokens and sessions.
 //! - `open.rs` — `forgemcp --open-admin`.
+//! - `options.rs` — what the admin modes are given (`AdminConfig`, `AdminEnv`), built by `config`.
 //!
 //! Architecture invariant: the Hub owns no workspace state and never touches a service; everything
 //! it shows comes from an instance over the socket, and instances answer through MCP only.
@@ -21,6 +22,7 @@ pub mod hub;
 pub mod instance;
 pub mod ipc;
 pub mod open;
+pub mod options;
 pub mod protocol;
 pub mod session;
 pub mod settings;

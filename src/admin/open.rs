@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::ipc::Endpoint;
+use super::options::{AdminEnv, is_default_ipc};
 use super::protocol::{FrameReader, Message, write_message};
-use crate::config::AdminEnv;
 use crate::process::detached::{DetachedSpec, spawn_detached};
 
 /// Exit statuses of `--open-admin`.
@@ -31,8 +31,7 @@ pub async fn open_admin(ipc_name: &str, env: &AdminEnv) -> u8 {
     let say = |line: &str| {
         let _ = writeln!(std::io::stderr().lock(), "forgemcp: {line}");
     };
-    let group =
-        if ipc_name == crate::cli::DEFAULT_ADMIN_IPC { String::new() } else { format!(" --admin-ipc {ipc_name}") };
+    let group = if is_default_ipc(ipc_name) { String::new() } else { format!(" --admin-ipc {ipc_name}") };
     let no_hub = |detail: &str| {
         say(&format!(
             "no admin Hub is running for this user{group} ({detail}); start a ForgeMCP server first (it starts the Hub)"

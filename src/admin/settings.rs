@@ -1,25 +1,42 @@
 //! The startup settings as the panel's Settings view shows them: readable values (paths as text,
 //! CMake profiles as their fields), never Rust `Debug` dumps.
 
+use std::path::Path;
+use std::time::Duration;
+
 use serde_json::{Value, json};
 
-use crate::config::{AdminConfig, CmakeProfileSpec, ProfileKind, ServeConfig};
+use super::options::AdminConfig;
+use crate::cmake::{CmakeOptions, CmakeProfileSpec, ProfileKind};
+use crate::toolchain::UserToolsetSpec;
+
+/// What a server was started with, as the composition root hands it to the panel.
+#[derive(Debug, Clone, Copy)]
+pub struct StartupSettings<'a> {
+    pub workspace_root: &'a Path,
+    pub storage_root: &'a Path,
+    pub progress_interval: Duration,
+    pub toolsets: &'a [UserToolsetSpec],
+    pub cmake: &'a CmakeOptions,
+    pub admin: &'a AdminConfig,
+}
 
 /// The startup settings as the panel shows them.
-pub fn settings(config: &ServeConfig, admin: &AdminConfig) -> Value {
+pub fn settings(startup: &StartupSettings<'_>) -> Value {
+    let admin = startup.admin;
     json!({
-        "workspace": config.workspace_root().display().to_string(),
-        "workspace_storage": config.storage_root().display().to_string(),
-        "progress_interval_seconds": config.progress_interval().as_secs_f64(),
-        "toolsets": config.toolsets().iter().map(|toolset| json!({
+        "workspace": startup.workspace_root.display().to_string(),
+        "workspace_storage": startup.storage_root.display().to_string(),
+        "progress_interval_seconds": startup.progress_interval.as_secs_f64(),
+        "toolsets": startup.toolsets.iter().map(|toolset| json!({
             "name": toolset.name,
             "tools": toolset.tools.iter().map(|tool| json!({
                 "tool": tool.spec.name,
                 "path": tool.path.display().to_string(),
             })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
-        "cmake_toolset": config.cmake_toolset(),
-        "cmake_profiles": config.cmake_profiles().iter().map(profile_settings).collect::<Vec<_>>(),
+        "cmake_toolset": startup.cmake.toolset,
+        "cmake_profiles": startup.cmake.profiles.iter().map(profile_settings).collect::<Vec<_>>(),
         "admin_ipc": admin.ipc_name(),
         "admin_port": admin.port(),
     })
@@ -58,27 +75,27 @@ fn profile_settings(profile: &CmakeProfileSpec) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cmake::{CmakeDefine, PlainProfile};
+    use crate::workspace::path::QualifiedPath;
 
     #[test]
     fn profiles_are_readable_fields() {
-        let temp = tempfile::tempdir().expect("temp dir");
-        let workspace = temp.path().to_string_lossy().into_owned();
-        let argv = [
-            "forgemcp",
-            "--workspace",
-            &workspace,
-            "--cmake-profile",
-            "dbg",
-            "toolset=system",
-            "configuration=Debug",
-            "generator=Ninja",
-            "define=A=1",
-        ];
-        let args = crate::cli::Args::try_parse_from(argv).expect("valid command line");
-        let config = crate::config::build(args, temp.path()).expect("valid configuration");
-        let serve = config.serve().expect("serve mode");
-        let profile = &serve.cmake_profiles()[0];
+        let profile = CmakeProfileSpec {
+            name: "dbg".to_owned(),
+            toolset: "system".to_owned(),
+            configuration: Some("Debug".to_owned()),
+            kind: ProfileKind::Plain(PlainProfile {
+                build_directory: QualifiedPath::parse("storage/build/cmake-dbg").expect("workspace path"),
+                generator: "Ninja".to_owned(),
+                c_compiler: None,
+                cxx_compiler: None,
+                toolchain_file: None,
+                defines: vec![CmakeDefine { name: "A".to_owned(), value: "1".to_owned() }],
+                compiler_launcher: None,
+                sanitizers: Vec::new(),
+            }),
+        };
         expect_test::expect![[r#"{"build_directory":"storage/build/cmake-dbg","c_compiler":null,"configuration":"Debug","cxx_compiler":null,"defines":["A=1"],"generator":"Ninja","kind":"plain","name":"dbg","toolchain_file":null,"toolset":"system"}"#]]
-        .assert_eq(&profile_settings(profile).to_string());
+        .assert_eq(&profile_settings(&profile).to_string());
     }
 }

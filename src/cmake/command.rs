@@ -9,7 +9,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use crate::config::CmakeDefine;
+use super::options::CmakeDefine;
 
 /// The cache entries ForgeMCP sets itself (`-S`/`-B`); a `define=` may not override them.
 const RESERVED_VARIABLES: &[&str] = &["CMAKE_HOME_DIRECTORY", "CMAKE_CACHEFILE_DIR"];

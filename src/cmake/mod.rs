@@ -27,6 +27,7 @@ pub mod diagnostics;
 pub mod file_api;
 pub mod inputs;
 pub mod ninja;
+pub mod options;
 mod output;
 pub mod profile;
 mod run_test;
@@ -44,11 +45,11 @@ use tokio::sync::watch;
 pub use contexts::{CompilationContext, Contexts, context_id};
 pub use ctest::{TestCase, TestStatus};
 pub use diagnostics::Severity;
+pub use options::{CmakeDefine, CmakeOptions, CmakeProfileSpec, PlainProfile, PresetProfile, ProfileKind};
 pub use profile::{Mode, PresetLists, Profile};
 pub use run_test::{TestRun, resolve_test_run};
 
 use crate::call::Call;
-use crate::config::{CmakeProfileSpec, DEFAULT_CMAKE_TOOLSET, ServeConfig};
 use crate::process::{ProcessId, ProcessService, Stream, Timeout};
 use crate::text::error_chain;
 use crate::toolchain::{Tool, ToolchainService, Toolset, ToolsetId, tool_command};
@@ -82,26 +83,6 @@ pub enum Error {
     Profile { profile: String, reason: String },
     #[error("invalid argument `{argument}`: {reason}")]
     Argument { argument: &'static str, reason: String },
-}
-
-/// The CMake settings of a server: `--cmake-toolset` and the `--cmake-profile`s.
-#[derive(Debug, Clone)]
-pub struct CmakeOptions {
-    pub toolset: String,
-    /// Explicit profiles; empty means the automatic ones.
-    pub profiles: Vec<CmakeProfileSpec>,
-}
-
-impl Default for CmakeOptions {
-    fn default() -> CmakeOptions {
-        CmakeOptions { toolset: DEFAULT_CMAKE_TOOLSET.to_owned(), profiles: Vec::new() }
-    }
-}
-
-impl CmakeOptions {
-    pub fn from_config(config: &ServeConfig) -> CmakeOptions {
-        CmakeOptions { toolset: config.cmake_toolset().to_owned(), profiles: config.cmake_profiles().to_vec() }
-    }
 }
 
 /// One configure execution.

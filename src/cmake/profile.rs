@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use crate::config::{CmakeDefine, CmakeProfileSpec, DEFAULT_GENERATOR, ProfileKind};
+use super::options::{CmakeDefine, CmakeProfileSpec, DEFAULT_GENERATOR, ProfileKind};
 use crate::toolchain::Toolset;
 use crate::toolchain::spec::ToolSpec;
 use crate::workspace::path::{Area, QualifiedPath};

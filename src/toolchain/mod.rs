@@ -13,6 +13,7 @@
 //! Architecture invariant: this module knows nothing about MCP; environments captured from Visual
 //! Studio are available to other services but never rendered.
 
+pub mod options;
 pub mod path_scan;
 pub mod spec;
 pub mod toolset;
@@ -21,16 +22,15 @@ pub mod visual_studio;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use parking_lot::Mutex;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+pub use options::{DiscoveryEnv, DiscoveryOptions, UserTool, UserToolsetSpec};
 pub use toolset::{Environment, SYSTEM_ID, SYSTEM_NAME, Tool, Toolset, ToolsetId};
 
 use crate::call::Call;
-use crate::config::{DiscoveryEnv, ServeConfig, UserToolsetSpec};
 use crate::process::{CommandSpec, ProcessService};
 
 /// Errors of the toolchain service.
@@ -44,31 +44,6 @@ pub enum Error {
     Ambiguous { value: String, ids: String },
     #[error("toolset discovery failed; see the server log")]
     DiscoveryFailed,
-}
-
-/// What discovery needs to know.
-#[derive(Debug, Clone)]
-pub struct DiscoveryOptions {
-    /// Working directory of probes and captures: the project root (the process service accepts
-    /// nothing outside the workspace).
-    pub cwd: PathBuf,
-    /// `PATH`, `PATHEXT`, `ProgramFiles(x86)` as the server saw them at startup.
-    pub env: DiscoveryEnv,
-    /// `--toolset` groups, validated (unique names, known tools, absolute existing paths).
-    pub user_toolsets: Vec<UserToolsetSpec>,
-    /// Total time limit of one version probe.
-    pub probe_timeout: Duration,
-}
-
-impl DiscoveryOptions {
-    pub fn from_config(config: &ServeConfig) -> DiscoveryOptions {
-        DiscoveryOptions {
-            cwd: config.workspace_root().to_path_buf(),
-            env: config.discovery_env().clone(),
-            user_toolsets: config.toolsets().to_vec(),
-            probe_timeout: version::PROBE_TIMEOUT,
-        }
-    }
 }
 
 /// A command running `executable` in `cwd` in an environment: `env` replaces the server's

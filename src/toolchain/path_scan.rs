@@ -1,7 +1,7 @@
 //! The System toolset: every built-in tool found on `PATH` (with `PATHEXT` suffixes on Windows).
 //!
 //! The scan is a pure function of the `PATH` and `PATHEXT` values it is given plus the file system;
-//! `config.rs` reads the variables, so tests hand in a temporary `PATH`.
+//! `config` reads the variables, so tests hand in a temporary `PATH`.
 //!
 //! Architecture invariant: Windows-only tools are never located on other platforms (POSIX `link`
 //! is not a linker); relative `PATH` entries are skipped (they would depend on the server's current

@@ -2,7 +2,7 @@
 //! and which executable names it may be found under.
 //!
 //! This is pure data with a lookup function. Discovery (PATH scans, Visual Studio environments),
-//! user toolsets (`--toolset NAME TOOL=PATH…`, validated in `config.rs`) and version probes all read it;
+//! user toolsets (`--toolset NAME TOOL=PATH…`, validated in `config`) and version probes all read it;
 //! nothing here touches the file system or starts a process.
 //!
 //! Architecture invariant: tool names are unique, lowercase, and never contain `=` (they are the

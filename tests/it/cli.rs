@@ -2,7 +2,7 @@
 //! exits 2 with exactly one `forgemcp: error: …` line on stderr that names the option, and nothing
 //! on stdout (no MCP session starts).
 //!
-//! The detailed rules live in the unit tests of `src/config.rs` and `src/cli.rs`; these tests check
+//! The detailed rules live in the unit tests of `src/config/tests/` and `src/cli.rs`; these tests check
 //! the process boundary: exit status, which stream, and how many lines.
 
 #![expect(clippy::disallowed_methods, reason = "these tests start the real binary directly; they are not server code")]

@@ -7,6 +7,8 @@ mod support;
 #[cfg(unix)]
 mod admin;
 
+/// The source tree's rules: no service imports `config` or `cli`; no file over 600 lines.
+mod architecture;
 /// clangd tools and `resources.clangd` with the real clangd on a configured copy of the acceptance
 /// project (CI or `FORGEMCP_HEAVY_TESTS=1`), and argument errors.
 mod clangd;

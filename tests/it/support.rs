@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use forgemcp::cmake::CmakeOptions;
-use forgemcp::config::DiscoveryEnv;
 use forgemcp::process::ProcessService;
 use forgemcp::server::{ForgeServer, Services};
+use forgemcp::toolchain::DiscoveryEnv;
 use forgemcp::toolchain::DiscoveryOptions;
 use forgemcp::workspace::WorkspaceService;
 use forgemcp::workspace::path::Roots;
@@ -347,9 +347,9 @@ pub fn real_services(ws: &TempWorkspace, extra: &[&str]) -> Services {
     let args = forgemcp::cli::Args::try_parse_from(argv).expect("valid command line");
     let config = forgemcp::config::build(args, &ws.base).expect("valid configuration");
     let serve = config.serve().expect("serve mode");
-    let mut discovery = DiscoveryOptions::from_config(serve);
+    let mut discovery = serve.discovery().clone();
     discovery.env.path = std::env::var_os("PATH");
     let workspace = Arc::new(WorkspaceService::new(serve.roots()));
     let processes = ProcessService::new(serve.roots());
-    forgemcp::app::assemble(workspace, processes, discovery, CmakeOptions::from_config(serve))
+    forgemcp::app::assemble(workspace, processes, discovery, serve.cmake().clone())
 }

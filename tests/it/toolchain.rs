@@ -14,11 +14,11 @@ use std::time::Instant;
 use forgemcp::call::Call;
 #[cfg(unix)]
 use forgemcp::config;
-use forgemcp::config::DiscoveryEnv;
 use forgemcp::process::{ProcessService, StatusFilter};
 #[cfg(unix)]
 use forgemcp::process::{Status, Stream};
 use forgemcp::server::ForgeServer;
+use forgemcp::toolchain::DiscoveryEnv;
 use forgemcp::toolchain::{DiscoveryOptions, ToolchainService};
 use serde_json::{Value, json};
 
@@ -373,7 +373,7 @@ async fn toolset_get_reports_progress_per_tool() {
 
 /// Validates `forgemcp <argv…>` as if started in `cwd` and returns the user toolsets.
 #[cfg(unix)]
-fn user_toolsets(ws: &TempWorkspace, cwd: &Path, argv: &[&str]) -> Vec<config::UserToolsetSpec> {
+fn user_toolsets(ws: &TempWorkspace, cwd: &Path, argv: &[&str]) -> Vec<forgemcp::toolchain::UserToolsetSpec> {
     let mut full = vec!["forgemcp", "--workspace"];
     let project = ws.project.to_str().expect("UTF-8 test path");
     full.push(project);

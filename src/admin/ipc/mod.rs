@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use interprocess::local_socket::tokio::Stream;
 use interprocess::local_socket::traits::tokio::Stream as _;
 
-use crate::config::AdminEnv;
+use crate::admin::options::AdminEnv;
 
 #[cfg(unix)]
 use unix as imp;

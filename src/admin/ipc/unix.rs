@@ -14,7 +14,7 @@ use nix::fcntl::{Flock, FlockArg};
 use nix::unistd::geteuid;
 
 use super::{Endpoint, HubListener, IpcError};
-use crate::config::AdminEnv;
+use crate::admin::options::AdminEnv;
 
 pub(super) struct Listener {
     socket: SocketListener,

@@ -11,7 +11,7 @@ use interprocess::os::windows::security_descriptor::SecurityDescriptor;
 use widestring::U16CString;
 
 use super::{Endpoint, HubListener, IpcError};
-use crate::config::AdminEnv;
+use crate::admin::options::AdminEnv;
 
 /// Protected DACL: full access for the pipe's owner (the user who started the Hub) and SYSTEM,
 /// nothing for anyone else.

@@ -9,11 +9,15 @@
 //! Only a small index entry per block stays in memory. The file disappears with the journal (and with
 //! the server, even after a crash: it never has a name on Unix, it is delete-on-close on Windows).
 //!
+//! `spill.rs` holds the block format of the spill file and its positioned reads and writes.
+//!
 //! Architecture invariant: a journal only grows; entries are never modified or removed.
 //! Architecture invariant: line numbers are shared across streams in the order chunks were recorded;
 //! a chunk starting at cursor `n` covers `n ..= n + #LF - (1 if it ends with LF)`, then the cursor
 //! advances by `#LF`. A lone CR is text; a CRLF split across chunks advances on its LF.
 //! Architecture invariant: empty chunks are never recorded.
+
+mod spill;
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -25,6 +29,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::select::{EntryMeta, Source, end_line_of};
+use spill::{deserialize, read_at, serialize, write_at};
 
 /// Bytes of recent transcript kept in memory per process before older chunks spill to disk.
 pub const DEFAULT_MEMORY_BUDGET: usize = 8 * 1024 * 1024;
@@ -338,81 +343,6 @@ fn incomplete_tail_len(buf: &[u8]) -> usize {
         return if width > back { back } else { 0 };
     }
     0
-}
-
-fn serialize(entry: &Entry, buf: &mut Vec<u8>) {
-    buf.push(entry.stream.index() as u8);
-    let nanos = u64::try_from(entry.elapsed.as_nanos()).unwrap_or(u64::MAX);
-    buf.extend_from_slice(&nanos.to_le_bytes());
-    buf.extend_from_slice(&entry.start_line.to_le_bytes());
-    buf.extend_from_slice(&entry.end_line.to_le_bytes());
-    let len = u32::try_from(entry.text.len()).expect("chunks are at most one pipe read or stdin write");
-    buf.extend_from_slice(&len.to_le_bytes());
-    buf.extend_from_slice(entry.text.as_bytes());
-}
-
-fn deserialize(mut bytes: &[u8]) -> io::Result<Vec<Entry>> {
-    let corrupt = || io::Error::new(io::ErrorKind::InvalidData, "corrupt process transcript block");
-    let mut res = Vec::new();
-    while !bytes.is_empty() {
-        if bytes.len() < HEADER_BYTES {
-            return Err(corrupt());
-        }
-        let (header, rest) = bytes.split_at(HEADER_BYTES);
-        let stream = Stream::from_byte(header[0]).ok_or_else(corrupt)?;
-        let word = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().expect("8-byte field"));
-        let len = u32::from_le_bytes(header[25..29].try_into().expect("4-byte field")) as usize;
-        if rest.len() < len {
-            return Err(corrupt());
-        }
-        let (text, rest) = rest.split_at(len);
-        let text = String::from_utf8(text.to_vec()).map_err(|_| corrupt())?;
-        res.push(Entry {
-            elapsed: Duration::from_nanos(word(1)),
-            stream,
-            text,
-            start_line: word(9),
-            end_line: word(17),
-        });
-        bytes = rest;
-    }
-    Ok(res)
-}
-
-#[cfg(unix)]
-fn write_at(file: &File, bytes: &[u8], offset: u64) -> io::Result<()> {
-    std::os::unix::fs::FileExt::write_all_at(file, bytes, offset)
-}
-
-#[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
-}
-
-#[cfg(windows)]
-fn write_at(file: &File, mut bytes: &[u8], mut offset: u64) -> io::Result<()> {
-    while !bytes.is_empty() {
-        let n = std::os::windows::fs::FileExt::seek_write(file, bytes, offset)?;
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
-        }
-        bytes = &bytes[n..];
-        offset += n as u64;
-    }
-    Ok(())
-}
-
-#[cfg(windows)]
-fn read_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
-    while !buf.is_empty() {
-        let n = std::os::windows::fs::FileExt::seek_read(file, buf, offset)?;
-        if n == 0 {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        buf = &mut buf[n..];
-        offset += n as u64;
-    }
-    Ok(())
 }
 
 /// A point-in-time view of a journal. Spilled blocks are read on demand; the last one read is cached.
