@@ -123,7 +123,15 @@ impl ForgeServer {
             asked: mcp_call::AskedQuestions::default(),
             heavy: HeavyWork::default(),
         };
-        ForgeServer { shared: Arc::new(shared), origin: Origin::Client }
+        let shared = Arc::new(shared);
+        let warm = shared.clone();
+        // Describing the tools is left out of the path to the `initialize` reply; a spare thread
+        // does it meanwhile, and a `tools/list` that comes first builds what is still missing.
+        let spawned = std::thread::Builder::new().name("forgemcp-tools".into()).spawn(move || warm.registry.prepare());
+        if let Err(err) = spawned {
+            tracing::debug!("tool descriptions are built on first use: {err}");
+        }
+        ForgeServer { shared, origin: Origin::Client }
     }
 
     /// A handle on the same state whose calls are recorded with `origin`.
@@ -294,7 +302,7 @@ impl ServerHandler for ForgeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        if self.shared.registry.get(&name).is_none() {
+        if !self.shared.registry.contains(&name) {
             return Err(ErrorData::invalid_params(format!("unknown tool `{name}`"), Some(json!({ "name": name }))));
         }
         if tasks::runs_long(&name) && context.client_capabilities().is_some_and(|caps| caps.supports_tasks()) {

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rmcp::ErrorData;
 use rmcp::handler::server::common::{schema_for_input, schema_for_output};
@@ -130,8 +130,17 @@ impl Outcome {
 type Handler = Arc<dyn Fn(JsonObject, Call) -> BoxFuture<'static, Outcome> + Send + Sync>;
 
 struct Entry {
-    tool: Tool,
+    /// Built on first use: deriving and rewriting the schemas is most of the server's start-up
+    /// work, and the `initialize` reply does not need them.
+    tool: OnceLock<Tool>,
+    describe: Box<dyn Fn() -> Tool + Send + Sync>,
     handler: Handler,
+}
+
+impl Entry {
+    fn tool(&self) -> &Tool {
+        self.tool.get_or_init(&self.describe)
+    }
 }
 
 /// Every tool of the server, by name.
@@ -149,17 +158,8 @@ impl Registry {
         F: Fn(A, Call) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ToolOutput<R>, ToolError>> + Send + 'static,
     {
-        let input_schema = schema_for_input::<A>().unwrap_or_else(|e| panic!("input schema of {}: {e}", spec.name));
-        let input_schema = Arc::new(super::schema::input_schema(&input_schema));
-        let mut meta = MetaObject::new();
-        meta.insert("ui".into(), json!({ "resourceUri": spec.widget.uri() }));
-        meta.insert("ui/resourceUri".into(), json!(spec.widget.uri()));
-        let tool = Tool::new(spec.name, spec.description, input_schema)
-            .with_title(spec.title)
-            .with_raw_output_schema(Arc::new(super::schema::output_schema(&schema_for_output::<R>())))
-            .with_annotations(spec.annotations.to_rmcp(spec.title))
-            .with_icons(vec![spec.icon.to_rmcp()])
-            .with_meta(meta);
+        let name = spec.name;
+        let describe = Box::new(move || describe::<A, R>(&spec));
         let body = Arc::new(body);
         let handler: Handler = Arc::new(move |args: JsonObject, call: Call| {
             let body = body.clone();
@@ -181,23 +181,51 @@ impl Registry {
                 }
             })
         });
-        let previous = self.tools.insert(spec.name, Entry { tool, handler });
-        assert!(previous.is_none(), "tool {} registered twice", spec.name);
+        let previous = self.tools.insert(name, Entry { tool: OnceLock::new(), describe, handler });
+        assert!(previous.is_none(), "tool {name} registered twice");
     }
 
     /// All tools, sorted by name.
     pub fn list(&self) -> Vec<Tool> {
-        self.tools.values().map(|entry| entry.tool.clone()).collect()
+        self.tools.values().map(|entry| entry.tool().clone()).collect()
     }
 
     pub fn get(&self, name: &str) -> Option<Tool> {
-        self.tools.get(name).map(|entry| entry.tool.clone())
+        self.tools.get(name).map(|entry| entry.tool().clone())
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+    }
+
+    /// Builds every tool's description now (on a spare thread at start-up, so that the first
+    /// `tools/list` finds them ready).
+    pub fn prepare(&self) {
+        for entry in self.tools.values() {
+            entry.tool();
+        }
     }
 
     /// Runs a tool; `None` when no tool has that name.
     pub fn invoke(&self, name: &str, args: JsonObject, call: Call) -> Option<BoxFuture<'static, Outcome>> {
         self.tools.get(name).map(|entry| (entry.handler)(args, call))
     }
+}
+
+/// The MCP description of a tool: its schemas (derived from `A` and `R`), annotations, icon and
+/// widget.
+fn describe<A: JsonSchema + 'static, R: JsonSchema + 'static>(spec: &ToolSpec) -> Tool {
+    let input_schema = schema_for_input::<A>().unwrap_or_else(|e| panic!("input schema of {}: {e}", spec.name));
+    let input_schema = Arc::new(super::schema::input_schema(&input_schema));
+    let mut meta = MetaObject::new();
+    meta.insert("ui".into(), json!({ "resourceUri": spec.widget.uri() }));
+    meta.insert("ui/resourceUri".into(), json!(spec.widget.uri()));
+    Tool::new(spec.name, spec.description, input_schema)
+        .with_title(spec.title)
+        .with_raw_output_schema(Arc::new(super::schema::output_schema(&schema_for_output::<R>())))
+        .with_annotations(spec.annotations.to_rmcp(spec.title))
+        .with_icons(vec![spec.icon.to_rmcp()])
+        .with_meta(meta)
 }
 
 /// Decodes tool arguments, naming the offending argument in the error.
