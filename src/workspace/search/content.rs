@@ -1,0 +1,67 @@
+//! Reading a searched file: whole or in chunks, dropping files with NUL bytes or invalid UTF-8.
+
+use std::fs::File;
+use std::io::{self, Read};
+
+use super::{CHUNK_SIZE, Content};
+
+/// Reads a whole file into `buf` (replacing its contents, keeping its allocation), stopping early at
+/// the first NUL byte or invalid UTF-8.
+pub(super) fn read_whole(file: &mut File, size_hint: u64, buf: &mut Vec<u8>) -> io::Result<Content> {
+    buf.clear();
+    buf.reserve(usize::try_from(size_hint).unwrap_or(0).saturating_add(1));
+    let mut checked = 0;
+    loop {
+        let n_read = file.by_ref().take(CHUNK_SIZE as u64).read_to_end(buf)?;
+        match check_text(&buf[checked..]) {
+            Checked::Valid(n_valid) => checked += n_valid,
+            Checked::Invalid(content) => return Ok(content),
+        }
+        // `Take` stops short of its limit only at the end of the file.
+        if n_read < CHUNK_SIZE {
+            break;
+        }
+    }
+    // A multi-byte sequence cut off by the end of the file.
+    Ok(if checked == buf.len() { Content::Text } else { Content::NotUtf8 })
+}
+
+/// Reads a file chunk by chunk through `buf`, checking for NUL bytes and invalid UTF-8.
+pub(super) fn check_streamed(file: &mut File, buf: &mut Vec<u8>) -> io::Result<Content> {
+    buf.clear();
+    buf.resize(CHUNK_SIZE, 0);
+    // Bytes at the front of `buf` that start a multi-byte sequence continued in the next chunk.
+    let mut carried = 0;
+    loop {
+        let n_read = file.read(&mut buf[carried..])?;
+        if n_read == 0 {
+            return Ok(if carried == 0 { Content::Text } else { Content::NotUtf8 });
+        }
+        let end = carried + n_read;
+        match check_text(&buf[..end]) {
+            Checked::Valid(n_valid) => {
+                buf.copy_within(n_valid..end, 0);
+                carried = end - n_valid;
+            }
+            Checked::Invalid(content) => return Ok(content),
+        }
+    }
+}
+
+enum Checked {
+    /// No NUL, and valid UTF-8 up to this offset; the rest (at most three bytes) may be the start of
+    /// a sequence that continues in bytes not yet read.
+    Valid(usize),
+    Invalid(Content),
+}
+
+fn check_text(bytes: &[u8]) -> Checked {
+    if memchr::memchr(0, bytes).is_some() {
+        return Checked::Invalid(Content::Binary);
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(_) => Checked::Valid(bytes.len()),
+        Err(err) if err.error_len().is_none() => Checked::Valid(err.valid_up_to()),
+        Err(_) => Checked::Invalid(Content::NotUtf8),
+    }
+}

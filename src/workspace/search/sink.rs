@@ -1,0 +1,106 @@
+//! What the searcher reports per matching line, and the match spans of kept lines.
+
+use std::io;
+
+use grep_matcher::Matcher;
+use grep_regex::RegexMatcher;
+use grep_searcher::{Searcher, Sink, SinkMatch};
+
+use super::FoundLine;
+
+/// A line without its LF or CR LF terminator.
+pub(super) fn trim_terminator(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// Counts matching lines and records the first `room` of them.
+pub(super) struct LineSink<'s> {
+    pub(super) matcher: &'s RegexMatcher,
+    /// The searcher runs the matcher over whole buffers, where a zero-width pattern can match between
+    /// CR and LF only; such a line has no match in its text, so it must not count.
+    pub(super) recheck_crlf_lines: bool,
+    pub(super) room: usize,
+    pub(super) n_lines: u64,
+    pub(super) found: &'s mut Vec<FoundLine>,
+    /// Where to copy recorded lines, when the searched bytes do not stay in memory.
+    pub(super) copies: Option<&'s mut Vec<u8>>,
+}
+
+impl Sink for LineSink<'_> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        let mut line_start = usize::try_from(mat.absolute_byte_offset()).unwrap_or(usize::MAX);
+        let mut line_number = mat.line_number();
+        for line in mat.lines() {
+            let line_end = line_start.saturating_add(line.len());
+            let counts = !self.recheck_crlf_lines
+                || !line.ends_with(b"\r\n")
+                || self.matcher.is_match(&line[..line.len() - 2]).unwrap_or(true);
+            if counts {
+                self.n_lines += 1;
+                if self.found.len() < self.room {
+                    let found = match self.copies.as_deref_mut() {
+                        Some(copies) => {
+                            let start = copies.len();
+                            copies.extend_from_slice(line);
+                            FoundLine { line: line_number, start, end: copies.len() }
+                        }
+                        None => FoundLine { line: None, start: line_start, end: line_end },
+                    };
+                    self.found.push(found);
+                }
+            }
+            line_start = line_end;
+            line_number = line_number.map(|n| n + 1);
+        }
+        Ok(true)
+    }
+}
+
+/// Every match of `matcher` in `line`, as code point spans.
+///
+/// After an empty match the search resumes at the next character, and an empty match right where the
+/// previous match ended is dropped, as the `regex` crate's `find_iter` does.
+pub(super) fn spans(matcher: &RegexMatcher, line: &str) -> Vec<[usize; 2]> {
+    let bytes = line.as_bytes();
+    let mut byte_spans = Vec::new();
+    let (mut at, mut last_end) = (0, None);
+    while at <= bytes.len() {
+        let Ok(Some(m)) = matcher.find_at(bytes, at) else { break };
+        if m.is_empty() {
+            at = next_char_boundary(line, m.end());
+            if last_end == Some(m.end()) || !line.is_char_boundary(m.end()) {
+                continue;
+            }
+        } else {
+            at = m.end();
+        }
+        last_end = Some(m.end());
+        byte_spans.push([m.start(), m.end()]);
+    }
+    if line.is_ascii() {
+        return byte_spans;
+    }
+    // Offsets only grow along the spans, so one pass converts them all.
+    let (mut byte_pos, mut char_pos) = (0, 0);
+    let mut to_chars = |offset: usize| {
+        char_pos += bytes[byte_pos..offset].iter().filter(|&&b| !is_continuation_byte(b)).count();
+        byte_pos = offset;
+        char_pos
+    };
+    byte_spans.into_iter().map(|[start, end]| [to_chars(start), to_chars(end)]).collect()
+}
+
+fn next_char_boundary(line: &str, offset: usize) -> usize {
+    let mut next = offset + 1;
+    while next < line.len() && !line.is_char_boundary(next) {
+        next += 1;
+    }
+    next
+}
+
+fn is_continuation_byte(byte: u8) -> bool {
+    byte & 0xC0 == 0x80
+}
