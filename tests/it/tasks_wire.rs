@@ -216,6 +216,22 @@ async fn task_augmented_calls_follow_the_2025_11_25_protocol() {
     }
     assert_eq!(raw.error_code("tasks/cancel", json!({ "taskId": task_id })).await, -32602, "a completed task");
     assert_eq!(raw.error_code("tasks/list", json!({ "cursor": "nonsense" })).await, -32602);
+
+    // tasks/list pages: 50 tasks a page, oldest first, then the rest after `nextCursor`.
+    let mut ids = vec![task_id];
+    for _ in 0..50 {
+        let params = json!({ "name": "workspace_text_search", "arguments": { "query": "hay" }, "task": {} });
+        ids.push(raw.result("tools/call", params).await["task"]["taskId"].as_str().unwrap().to_owned());
+    }
+    let first = raw.result("tasks/list", json!({})).await;
+    let page = |list: &Value| -> Vec<String> {
+        list["tasks"].as_array().unwrap().iter().map(|t| t["taskId"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(page(&first), ids[..50]);
+    let cursor = first["nextCursor"].as_str().expect("a next page").to_owned();
+    let second = raw.result("tasks/list", json!({ "cursor": cursor })).await;
+    assert_eq!(page(&second), ids[50..]);
+    assert!(second.get("nextCursor").is_none(), "{second}");
 }
 
 /// Cancelling a task of the fake cmake that waits for a child ([`SleepingCmake`]).
