@@ -217,9 +217,17 @@ async fn task_augmented_calls_follow_the_2025_11_25_protocol() {
     assert_eq!(raw.error_code("tasks/cancel", json!({ "taskId": task_id })).await, -32602, "a completed task");
     assert_eq!(raw.error_code("tasks/list", json!({ "cursor": "nonsense" })).await, -32602);
 
+    // A call that ends with a tool error is a failed task; tasks/result still answers its result.
+    let failing = json!({ "name": "workspace_text_search", "arguments": { "query": "" }, "task": {} });
+    let failed_id = raw.result("tools/call", failing).await["task"]["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(raw.poll_until_done(&failed_id).await["status"], "failed");
+    let failed = raw.result("tasks/result", json!({ "taskId": failed_id })).await;
+    assert_eq!(failed["isError"], true, "{failed}");
+    assert!(failed["content"][0]["text"].as_str().is_some_and(|t| t.contains("`query`")), "{failed}");
+
     // tasks/list pages: 50 tasks a page, oldest first, then the rest after `nextCursor`.
-    let mut ids = vec![task_id];
-    for _ in 0..50 {
+    let mut ids = vec![task_id, failed_id];
+    for _ in 0..49 {
         let params = json!({ "name": "workspace_text_search", "arguments": { "query": "hay" }, "task": {} });
         ids.push(raw.result("tools/call", params).await["task"]["taskId"].as_str().unwrap().to_owned());
     }
