@@ -196,7 +196,7 @@ impl PanelSession {
         let panel_server = server.with_origin(Origin::Panel);
         // Owned by the session: aborted on drop.
         let server_task = tokio::spawn(async move {
-            match panel_server.serve(server_io).await {
+            match panel_server.serve(crate::server::duplex::transport(server_io)).await {
                 Ok(running) => {
                     let _ = running.waiting().await;
                 }

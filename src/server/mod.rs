@@ -11,6 +11,7 @@
 pub mod clangd_tools;
 pub mod cmake_tools;
 pub mod debug_tools;
+pub mod duplex;
 pub mod heavy;
 mod history;
 mod instructions;
@@ -39,11 +40,11 @@ use chrono::Utc;
 use parking_lot::{Mutex, RwLock};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult, CompletionInfo,
-    ExtensionCapabilities, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, SubscribeRequestParams, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams,
-    UpdateTaskParams,
+    CustomRequest, CustomResult, ExtensionCapabilities, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+    GetTaskResult, Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, TASKS_EXTENSION_ID, Tool,
+    UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -85,6 +86,8 @@ struct Shared {
     next_call_id: AtomicU64,
     log_level: Mutex<LoggingLevel>,
     tasks: tasks::Tasks,
+    /// Tasks of task-augmented calls (MCP 2025-11-25).
+    augmented: tasks::AugmentedTasks,
     /// Questions of input-required rounds awaiting their retry.
     asked: mcp_call::AskedQuestions,
     heavy: HeavyWork,
@@ -120,6 +123,7 @@ impl ForgeServer {
             next_call_id: AtomicU64::new(1),
             log_level: Mutex::new(LoggingLevel::Warning),
             tasks: tasks::Tasks::default(),
+            augmented: tasks::AugmentedTasks::default(),
             asked: mcp_call::AskedQuestions::default(),
             heavy: HeavyWork::default(),
         };
@@ -340,6 +344,15 @@ impl ServerHandler for ForgeServer {
     ) -> Result<(), ErrorData> {
         self.shared.tasks.cancel(&request.task_id)
     }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        self.custom_request(request, context).await
+    }
+
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,

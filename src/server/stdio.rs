@@ -8,6 +8,9 @@
 //! sends them from, and written to stdout directly; a reply larger than the message limit is
 //! replaced by an error naming the limit, built from the message's id without parsing it again.
 //!
+//! Both directions pass the MCP Tasks rewriting of [`wire`] (task methods rmcp's types do not carry);
+//! the in-process transport ([`super::duplex`]) shares [`check_incoming`] and [`outgoing_line`].
+//!
 //! Architecture invariant: every request line that carries an id gets exactly one reply line.
 //! Architecture invariant: stdout gets whole lines only, one at a time, under one lock.
 //! Architecture invariant: no buffer outlives a large message: each reply owns its serialization
@@ -24,6 +27,8 @@ use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+
+use super::tasks::wire;
 
 /// Clients drop larger messages; no line we write exceeds this.
 pub const MAX_OUTGOING_LINE: usize = 8 * 1024 * 1024;
@@ -50,7 +55,7 @@ pub fn check_incoming(line: &[u8]) -> Verdict {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Verdict::Ignore;
     }
-    let value: Value = match serde_json::from_slice(line) {
+    let mut value: Value = match serde_json::from_slice(line) {
         Ok(value) => value,
         Err(err) => return Verdict::Reply(error_reply(Value::Null, -32700, &format!("Parse error: {err}"))),
     };
@@ -70,6 +75,7 @@ pub fn check_incoming(line: &[u8]) -> Verdict {
     };
     let method_known = value.get("method").and_then(Value::as_str).is_some();
     let version_ok = value.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
+    wire::incoming(&mut value);
     match serde_json::from_value::<ClientJsonRpcMessage>(value) {
         Ok(message) => Verdict::Forward(Box::new(message)),
         Err(err) => {
@@ -92,7 +98,11 @@ fn error_reply(id: Value, code: i64, message: &str) -> Value {
 /// becomes an error for the same request.
 pub fn outgoing_line(message: &ServerJsonRpcMessage) -> Vec<u8> {
     let mut line = Vec::with_capacity(256);
-    if let Err(err) = serde_json::to_writer(&mut line, message) {
+    let written = match wire::outgoing(message) {
+        Some(rewritten) => serde_json::to_writer(&mut line, &rewritten),
+        None => serde_json::to_writer(&mut line, message),
+    };
+    if let Err(err) = written {
         tracing::error!("cannot serialize an outgoing message: {err}");
         line.clear();
     }

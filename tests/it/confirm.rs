@@ -40,7 +40,7 @@ async fn session_2026(ws: &TempWorkspace, handler: TestClient) -> Client {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     let server = ws.server(Duration::ZERO);
     tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
+        if let Ok(running) = server.serve(forgemcp::server::duplex::transport(server_io)).await {
             let _ = running.waiting().await;
         }
     });

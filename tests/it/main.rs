@@ -62,6 +62,9 @@ mod server;
 mod stdio;
 /// MCP Tasks: long calls as tasks, tasks/get with progress and results, tasks/cancel killing trees.
 mod tasks;
+/// MCP Tasks of the 2025-11-25 protocol, raw JSON-RPC over the real binary: task-augmented calls,
+/// tasks/get, tasks/result, tasks/list, tasks/cancel killing trees.
+mod tasks_wire;
 /// The real binary in a pseudo-terminal: the waiting-for-a-client line and the panel line at start-up.
 #[cfg(unix)]
 mod terminal;

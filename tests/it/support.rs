@@ -121,7 +121,7 @@ impl TempWorkspace {
 pub async fn connect(server: ForgeServer, client: TestClient) -> RunningService<RoleClient, TestClient> {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
+        if let Ok(running) = server.serve(forgemcp::server::duplex::transport(server_io)).await {
             let _ = running.waiting().await;
         }
     });

@@ -40,7 +40,7 @@ type Client = RunningService<RoleClient, TaskClient>;
 async fn connect(server: ForgeServer, client: TaskClient) -> Client {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
+        if let Ok(running) = server.serve(forgemcp::server::duplex::transport(server_io)).await {
             let _ = running.waiting().await;
         }
     });
@@ -94,6 +94,61 @@ fn alive(pid: u32) -> bool {
         .is_ok_and(|stat| stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
 }
 
+/// A workspace with a fake cmake that prints a line, records its pid and the pid of a child in
+/// `pids`, then waits for the child; and the server options that make it profile `p`'s cmake.
+#[cfg(unix)]
+pub struct SleepingCmake {
+    pub ws: TempWorkspace,
+    pids: std::path::PathBuf,
+    pub options: Vec<String>,
+}
+
+#[cfg(unix)]
+impl SleepingCmake {
+    pub fn new() -> SleepingCmake {
+        use std::os::unix::fs::PermissionsExt as _;
+
+        let ws = TempWorkspace::new("//- CMakeLists.txt\n    project(x)\n");
+        let pids = ws.base.join("pids");
+        let script = ws.base.join("fake-cmake");
+        let body = format!(
+            "#!/bin/sh\ncase \"$1\" in --version) echo 'cmake version 3.25.1'; exit 0;; -E) exit 0;; esac\n\
+             echo '-- Pretending to configure'\nsleep 60 &\necho \"$$ $!\" > '{}'\nwait\n",
+            pids.display()
+        );
+        std::fs::write(&script, body).expect("write the fake cmake");
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("executable");
+        let cmake = format!("cmake={}", script.display());
+        let options = ["--toolset", "fake", &cmake, "--cmake-profile", "p", "toolset=fake", "generator=Unix Makefiles"];
+        SleepingCmake { ws, pids, options: options.map(str::to_owned).to_vec() }
+    }
+
+    /// The pids of the running fake cmake and its child, once it wrote them (all alive).
+    pub async fn tree(&self) -> Vec<u32> {
+        let recorded = loop {
+            match std::fs::read_to_string(&self.pids) {
+                Ok(text) if text.ends_with('\n') => break text,
+                _ => tokio::time::sleep(Duration::from_millis(20)).await,
+            }
+        };
+        let tree: Vec<u32> = recorded.split_whitespace().map(|p| p.parse().expect("a pid")).collect();
+        assert!(tree.iter().all(|&pid| alive(pid)), "the fake cmake and its child run");
+        tree
+    }
+}
+
+/// Whether every process of `tree` ends within five seconds.
+#[cfg(unix)]
+pub async fn all_end(tree: &[u32]) -> bool {
+    for _ in 0..250 {
+        if tree.iter().all(|&pid| !alive(pid)) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
 #[tokio::test]
 async fn a_search_runs_as_a_task_and_tasks_get_carries_its_result() {
     let ws = TempWorkspace::new("//- a.txt\n    needle\n//- b.txt\n    hay\n");
@@ -120,27 +175,13 @@ async fn a_search_runs_as_a_task_and_tasks_get_carries_its_result() {
     assert!(err.to_string().contains("no-such-task"), "{err}");
 }
 
-/// A fake cmake that records its pid and the pid of a child, then waits for the child.
+/// Cancelling a task of the fake cmake that waits for a child.
 #[cfg(unix)]
 #[tokio::test]
 async fn cancelling_a_task_kills_its_process_tree() {
-    use std::os::unix::fs::PermissionsExt as _;
-
-    let ws = TempWorkspace::new("//- CMakeLists.txt\n    project(x)\n");
-    let pids = ws.base.join("pids");
-    let script = ws.base.join("fake-cmake");
-    let body = format!(
-        "#!/bin/sh\ncase \"$1\" in --version) echo 'cmake version 3.25.1'; exit 0;; -E) exit 0;; esac\n\
-         echo '-- Pretending to configure'\nsleep 60 &\necho \"$$ $!\" > '{}'\nwait\n",
-        pids.display()
-    );
-    std::fs::write(&script, body).expect("write the fake cmake");
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("executable");
-    let cmake = format!("cmake={}", script.display());
-    let services = real_services(
-        &ws,
-        &["--toolset", "fake", &cmake, "--cmake-profile", "p", "toolset=fake", "generator=Unix Makefiles"],
-    );
+    let cmake = SleepingCmake::new();
+    let options: Vec<&str> = cmake.options.iter().map(String::as_str).collect();
+    let services = real_services(&cmake.ws, &options);
     let client = connect(ForgeServer::new(services, Duration::ZERO), TaskClient::default()).await;
 
     let task_id = task_of(&client, "cmake_configure", json!({})).await;
@@ -149,23 +190,10 @@ async fn cancelling_a_task_kills_its_process_tree() {
     })
     .await;
     assert_eq!(running.task.status, TaskStatus::Working);
-    let recorded = loop {
-        match std::fs::read_to_string(&pids) {
-            Ok(text) if text.ends_with('\n') => break text,
-            _ => tokio::time::sleep(Duration::from_millis(20)).await,
-        }
-    };
-    let tree: Vec<u32> = recorded.split_whitespace().map(|p| p.parse().expect("a pid")).collect();
-    assert!(tree.iter().all(|&pid| alive(pid)), "the fake cmake and its child run");
+    let tree = cmake.tree().await;
 
     client.peer().cancel_task(CancelTaskParams::new(task_id.clone())).await.expect("tasks/cancel");
     let ended = poll(&client, &task_id, "the cancelled task", |t| t.task.status.is_terminal()).await;
     assert_eq!(ended.task.status, TaskStatus::Cancelled);
-    for _ in 0..100 {
-        if tree.iter().all(|&pid| !alive(pid)) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(tree.iter().all(|&pid| !alive(pid)), "cancelling killed the whole tree {tree:?}");
+    assert!(all_end(&tree).await, "cancelling killed the whole tree {tree:?}");
 }

@@ -1,14 +1,18 @@
-//! MCP Tasks: the `io.modelcontextprotocol/tasks` extension (SEP-2663) as rmcp 3.11 serves it.
+//! MCP Tasks, in both forms clients speak.
 //!
-//! A client that declares the extension (at `initialize` or in a request's `_meta` capabilities)
-//! gets a task handle (`resultType: "task"`) instead of a result when it calls one of the tools that
-//! can run long ([`runs_long`]); every other call, and every call of a client without the extension,
-//! answers as before. The client then polls `tasks/get`, which carries the status, the latest
-//! progress message as `statusMessage`, and at the end the `CallToolResult` (or the JSON-RPC error);
-//! `tasks/cancel` cancels the call exactly as `notifications/cancelled` would, which kills its
-//! process tree. Progress notifications keep flowing on the request's progress token while the task
-//! runs. (SEP-2663 replaced the 2025-11-25 draft's `tasks/result` and `tasks/list`: `tasks/get`
-//! inlines the result, and there is no list.)
+//! * The `io.modelcontextprotocol/tasks` extension (SEP-2663) as rmcp 3.11 serves it (this file): a
+//!   client that declares the extension (at `initialize` or in a request's `_meta` capabilities)
+//!   gets a task handle (`resultType: "task"`) instead of a result when it calls one of the tools
+//!   that can run long ([`runs_long`]). The client polls `tasks/get`, which carries the status, the
+//!   latest progress message as `statusMessage`, and at the end the `CallToolResult` (or the
+//!   JSON-RPC error); `tasks/cancel` cancels the call exactly as `notifications/cancelled` would,
+//!   which kills its process tree.
+//! * The 2025-11-25 protocol ([`augmented`], [`requests`], [`wire`]): requestor-driven, so the
+//!   server declares `capabilities.tasks` and `execution.taskSupport: "optional"` on the same tools,
+//!   a `tools/call` with `params.task` answers a `CreateTaskResult`, and `tasks/get`,
+//!   `tasks/result`, `tasks/list` and `tasks/cancel` follow it.
+//!
+//! Progress notifications keep flowing on the request's progress token while a task runs.
 //!
 //! Architecture invariant: a task runs the same call path as a plain `tools/call` (history,
 //! progress, validation, locks); only the cancellation token differs (the task's, not the
@@ -25,13 +29,19 @@ use tokio_util::sync::CancellationToken;
 
 use crate::call::{ProgressSink, ProgressUpdate};
 
+mod augmented;
+mod requests;
+pub(in crate::server) mod wire;
+
+pub use augmented::AugmentedTasks;
+
 /// How long a task and its result stay available: a day (a call's own timeout ends it far sooner).
 const TASK_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 /// The polling interval suggested to clients.
 const POLL_INTERVAL_MS: u64 = 500;
 
-/// The tools that answer a task-capable client with a task: the ones that run builds, tests,
-/// clangd or a whole-workspace search.
+/// The tools that run as tasks (and declare `execution.taskSupport: "optional"`): the ones that run
+/// builds, tests, clangd, a whole-workspace search or a debuggee.
 pub fn runs_long(tool: &str) -> bool {
     matches!(tool, "cmake_configure" | "cmake_build" | "cmake_test" | "cmake_run_test" | "workspace_text_search")
         || (tool.starts_with("clangd_") && tool != "clangd_configurations")
