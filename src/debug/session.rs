@@ -205,6 +205,7 @@ impl Session {
     }
 
     /// The debuggee's pid, once the adapter names it.
+    #[cfg(target_os = "linux")]
     pub(super) fn named_pid(&self) -> watch::Receiver<Option<u32>> {
         self.shared.pid.subscribe()
     }
