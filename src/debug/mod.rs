@@ -5,6 +5,7 @@
 //! - `breakpoints.rs` — a session's breakpoints and how the adapter bound them.
 //! - `input.rs` — breakpoint specifications, the console-command refusal, gdb's DAP version check.
 //! - `session.rs` — one adapter process, its DAP client and the state its events describe.
+//! - `launch.rs` — the launch handshake, and the check that the debuggee runs the checked file.
 //! - `report.rs` — stop results in plain English; `model.rs` — the typed results.
 //!
 //! A session ends on `stop`, on its timeout, when the program exits (after that result is returned),
@@ -21,6 +22,7 @@
 
 mod breakpoints;
 pub mod input;
+mod launch;
 pub mod model;
 mod report;
 pub mod session;
@@ -34,7 +36,7 @@ use parking_lot::Mutex;
 
 use crate::call::Call;
 use crate::dap;
-use crate::process::ProcessService;
+use crate::process::{CheckedExecutable, ProcessService};
 use crate::text::error_chain;
 use crate::toolchain::{self, ToolchainService, version};
 use crate::workspace::WorkspaceService;
@@ -72,6 +74,10 @@ pub enum Error {
     Start(#[source] crate::process::Error),
     #[error("launching the program failed: {0}")]
     Launch(String),
+    #[error(
+        "the program the debug adapter started is not the checked file `{executable}` (the path changed after the check); {ended}"
+    )]
+    NotChecked { executable: String, ended: &'static str },
     #[error("the expression cannot be evaluated: {0}")]
     Evaluate(String),
     #[error(transparent)]
@@ -137,6 +143,8 @@ impl DebugService {
     pub async fn launch(&self, request: LaunchRequest, call: &Call) -> Result<Stop, Error> {
         let argument = |argument: &'static str| move |reason: String| Error::Argument { argument, reason };
         let (executable, program) = self.resolve(&request.executable, "executable", false)?;
+        let checked = CheckedExecutable::open(&program, self.inner.workspace.roots())
+            .map_err(|e| argument("executable")(format!("`{executable}` {e}")))?;
         if let Some(idx) = request.arguments.iter().position(|a| a.contains('\0')) {
             return Err(argument("arguments")(format!("argument {} contains a NUL character", idx + 1)));
         }
@@ -152,7 +160,7 @@ impl DebugService {
             kind,
             adapter,
             environment,
-            program,
+            checked,
             executable,
             arguments: request.arguments,
             cwd,
@@ -452,7 +460,9 @@ impl DebugService {
                     .map_or("the program ended".to_owned(), |c| format!("the program exited with code {c}"));
                 self.end(session, &why).await;
             }
-            Err(Error::Launch(_) | Error::Adapter(_) | Error::Start(_)) => self.end(session, "the launch failed").await,
+            Err(Error::Launch(_) | Error::Adapter(_) | Error::Start(_) | Error::NotChecked { .. }) => {
+                self.end(session, "the launch failed").await;
+            }
             _ => {}
         }
         res

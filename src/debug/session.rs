@@ -5,6 +5,7 @@
 //! Architecture invariant: the adapter is asked only to `launch` the one checked executable, never to
 //! attach; expressions go out in `watch` context only; reverse requests are refused by the client.
 //! Architecture invariant: dropping a session stops its process tree (the `LongLived` handle).
+//! The launch handshake is `launch.rs`.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -23,14 +24,14 @@ use super::model::{self, Excerpt, Frame, RunState, Stop};
 use super::report;
 use crate::dap::protocol::{self as dap, Event, StoppedEvent};
 use crate::dap::{self as dap_client, Client};
-use crate::process::{LongLived, Observed, ProcessId, ProcessService, Stdin, Stream};
+use crate::process::{CheckedExecutable, LongLived, Observed, ProcessId, ProcessService, Stdin, Stream};
 use crate::toolchain::{Environment, command_in};
 use crate::workspace::path::{LinkPolicy, QualifiedPath, Roots};
 
 /// How long one request may take (the first `variables` of a large program loads its symbols).
 pub(super) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the adapter may take to start and launch the program.
-const LAUNCH_TIMEOUT: Duration = Duration::from_secs(60);
+pub(super) const LAUNCH_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a polite `disconnect` may take before the tree is killed.
 const DISCONNECT_TIMEOUT: Duration = Duration::from_millis(500);
 /// Program output kept between two results.
@@ -61,7 +62,8 @@ pub struct SessionSpec {
     pub kind: AdapterKind,
     pub adapter: PathBuf,
     pub environment: Option<Arc<Environment>>,
-    pub program: PathBuf,
+    /// The checked executable: the adapter is handed its descriptor's name, never its path.
+    pub checked: CheckedExecutable,
     pub executable: QualifiedPath,
     pub arguments: Vec<String>,
     pub cwd: PathBuf,
@@ -89,7 +91,8 @@ struct Shared {
     initialized: watch::Sender<bool>,
     exit_code: Mutex<Option<i64>>,
     output: Mutex<String>,
-    pid: Mutex<Option<u32>>,
+    /// The debuggee's pid, once the adapter names it.
+    pid: watch::Sender<Option<u32>>,
     /// The debuggee's own entry in `processes_overview`, once the adapter names its pid.
     debuggee: Mutex<Option<Observed>>,
 }
@@ -129,6 +132,9 @@ pub struct Session {
     process: LongLived,
     shared: Arc<Shared>,
     roots: Roots,
+    /// Holds the descriptor the adapter was handed open as long as the session lives (the adapter
+    /// may open the program again, e.g. to load symbols).
+    _checked: CheckedExecutable,
 }
 
 impl Session {
@@ -160,13 +166,13 @@ impl Session {
             initialized: watch::channel(false).0,
             exit_code: Mutex::new(None),
             output: Mutex::new(String::new()),
-            pid: Mutex::new(None),
+            pid: watch::channel(None).0,
             debuggee: Mutex::new(None),
         });
         let debuggee = Debuggee {
             processes: processes.clone(),
             adapter: process.id,
-            program: spec.program.clone(),
+            program: spec.checked.path().to_path_buf(),
             arguments: spec.arguments.clone(),
             cwd: spec.cwd.clone(),
         };
@@ -184,6 +190,7 @@ impl Session {
             process,
             shared,
             roots: roots.clone(),
+            _checked: spec.checked.clone(),
         })
     }
 
@@ -192,8 +199,19 @@ impl Session {
         self.shared.debuggee.lock().as_ref().map(Observed::id)
     }
 
+    /// Becomes true at the adapter's `initialized` event.
+    pub(super) fn initialized(&self) -> watch::Receiver<bool> {
+        self.shared.initialized.subscribe()
+    }
+
+    /// The debuggee's pid, once the adapter names it.
+    #[cfg(target_os = "linux")]
+    pub(super) fn named_pid(&self) -> watch::Receiver<Option<u32>> {
+        self.shared.pid.subscribe()
+    }
+
     pub fn pid(&self) -> Option<u32> {
-        *self.shared.pid.lock()
+        *self.shared.pid.borrow()
     }
 
     pub fn run_state(&self) -> RunState {
@@ -206,63 +224,6 @@ impl Session {
 
     pub fn exit_code(&self) -> Option<i64> {
         *self.shared.exit_code.lock()
-    }
-
-    /// Initializes the adapter, launches the program, sets the breakpoints and waits for the first
-    /// stop or the end.
-    pub async fn launch(&self, spec: &SessionSpec, targets: &[Target], wait: Duration) -> Result<Stop, Error> {
-        let init = dap::InitializeArguments::forgemcp(spec.kind.tool());
-        self.client.request::<dap::Initialize>(&init, LAUNCH_TIMEOUT).await?;
-        let mut extra = Map::new();
-        if spec.stop_on_entry {
-            let member = match spec.kind {
-                AdapterKind::LldbDap => "stopOnEntry",
-                AdapterKind::Gdb => "stopAtBeginningOfMainSubprogram",
-            };
-            extra.insert(member.to_owned(), serde_json::Value::Bool(true));
-        }
-        let launch = dap::LaunchArguments {
-            program: spec.program.to_string_lossy().into_owned(),
-            args: spec.arguments.clone(),
-            cwd: spec.cwd.to_string_lossy().into_owned(),
-            extra,
-        };
-        // gdb answers `launch` only after `configurationDone`; lldb-dap before `initialized`.
-        let client = self.client.clone();
-        let mut launched =
-            tokio::spawn(async move { client.request::<dap::Launch>(&launch, LAUNCH_TIMEOUT).await.map(drop) });
-        let mut initialized = self.shared.initialized.subscribe();
-        let mut launch_result = None;
-        let ready = tokio::select! {
-            res = initialized.wait_for(|done| *done) => res.is_ok(),
-            res = &mut launched => {
-                let res = res.map_err(|err| Error::Launch(err.to_string()))?;
-                res.clone().map_err(|err| Error::Launch(err.to_string()))?;
-                launch_result = Some(res);
-                false
-            }
-            () = tokio::time::sleep(LAUNCH_TIMEOUT) => return Err(Error::Launch("the adapter did not get ready".into())),
-        };
-        if !ready {
-            let waited = tokio::time::timeout(LAUNCH_TIMEOUT, initialized.wait_for(|done| *done)).await;
-            if !matches!(waited, Ok(Ok(_))) {
-                return Err(Error::Launch("the adapter did not get ready".into()));
-            }
-        }
-        let bound = {
-            let mut breakpoints = self.breakpoints.lock().await;
-            self.change_breakpoints(&mut breakpoints, targets, &[]).await?;
-            targets.iter().filter_map(|t| breakpoints.bound.get(&t.spec()).cloned()).collect()
-        };
-        self.client.request::<dap::ConfigurationDone>(&Map::new(), REQUEST_TIMEOUT).await?;
-        let launch_result = match launch_result {
-            Some(res) => res,
-            None => launched.await.map_err(|err| Error::Launch(err.to_string()))?,
-        };
-        launch_result.map_err(|err| Error::Launch(err.to_string()))?;
-        let mut stop = self.wait_and_report(0, wait).await?;
-        stop.breakpoints = bound;
-        Ok(stop)
     }
 
     /// Continues, steps or pauses, then waits at most `wait` for the next stop or the end.
@@ -305,7 +266,7 @@ impl Session {
     }
 
     /// Waits for a stop or the end newer than `epoch`, then describes where the program is.
-    async fn wait_and_report(&self, epoch: u64, wait: Duration) -> Result<Stop, Error> {
+    pub(super) async fn wait_and_report(&self, epoch: u64, wait: Duration) -> Result<Stop, Error> {
         let mut status = self.shared.status.subscribe();
         let newer =
             tokio::time::timeout(wait, status.wait_for(|s| s.epoch > epoch && !matches!(s.phase, Phase::Running)));
@@ -533,7 +494,7 @@ async fn follow_events(shared: Arc<Shared>, mut events: mpsc::UnboundedReceiver<
             Event::Terminated => advance(Phase::Ended(*shared.exit_code.lock())),
             Event::Output { category, output } => append_output(&shared, &category, &output),
             Event::Process { pid } => {
-                *shared.pid.lock() = pid;
+                shared.pid.send_replace(pid);
                 let d = &debuggee;
                 let observed = pid
                     .and_then(|pid| d.processes.observe_child(d.adapter, pid, &d.program, &d.arguments, &d.cwd).ok());

@@ -8,8 +8,12 @@
 //! so `#!` scripts, whose interpreter opens that path after the exec, work too. Elsewhere the checked
 //! path is run (the window between the check and the exec remains there).
 //!
-//! Callers: `cmake_run_test`. The debugger hands its adapter the checked path (lldb-dap opens the
-//! program itself), so the window between check and launch remains there.
+//! A program that opens the executable itself (a debug adapter) is handed [`CheckedExecutable::name`]:
+//! Linux: `/proc/<server pid>/fd/<n>`, a name of the held descriptor and nothing else, valid while
+//! this value lives; every open and exec through it reaches the checked file.
+//! [`CheckedExecutable::runs_in`] confirms afterwards that a process executes the checked file.
+//!
+//! Callers: `cmake_run_test` (through `CommandSpec::checked`), the debugger (`debug/launch.rs`).
 
 #[cfg(target_os = "linux")]
 use std::fs::File;
@@ -64,5 +68,77 @@ impl CheckedExecutable {
     #[cfg(target_os = "linux")]
     pub(crate) fn file(&self) -> &File {
         &self.file
+    }
+
+    /// The name to hand a program that opens or execs the executable itself. Linux:
+    /// `/proc/<server pid>/fd/<n>`, which names the held descriptor and nothing else for as long as
+    /// this value (or a clone) lives, whatever the checked path names meanwhile. Elsewhere the checked
+    /// path (the window between check and use remains there).
+    pub fn name(&self) -> PathBuf {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd as _;
+            PathBuf::from(format!("/proc/{}/fd/{}", std::process::id(), self.file.as_raw_fd()))
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            self.path.clone()
+        }
+    }
+
+    /// Linux: whether process `pid` executes the checked file (its `/proc/<pid>/exe` has the checked
+    /// file's device and inode). A `#!` script's process executes its interpreter, so this is false
+    /// for scripts.
+    #[cfg(target_os = "linux")]
+    pub fn runs_in(&self, pid: u32) -> io::Result<bool> {
+        use std::os::unix::fs::MetadataExt as _;
+        let running = std::fs::metadata(format!("/proc/{pid}/exe"))?;
+        let checked = self.file.metadata()?;
+        Ok((running.dev(), running.ino()) == (checked.dev(), checked.ino()))
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+    use crate::workspace::path::Roots;
+
+    /// A root with an executable copy of `sleep` at `project/d/t`.
+    fn fixture() -> (tempfile::TempDir, Roots, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let (project, storage) = (base.join("project"), base.join("storage"));
+        std::fs::create_dir_all(project.join("d")).unwrap();
+        std::fs::create_dir_all(&storage).unwrap();
+        let exe = project.join("d/t");
+        std::fs::copy("/bin/sleep", &exe).unwrap();
+        let roots = Roots::new(project, storage);
+        (dir, roots, exe)
+    }
+
+    #[expect(clippy::disallowed_methods, reason = "the test starts the executable it checked directly")]
+    fn spawn(program: &Path) -> std::process::Child {
+        std::process::Command::new(program).arg("5").spawn().unwrap()
+    }
+
+    #[test]
+    fn the_name_reaches_the_checked_file_after_a_swap_and_runs_in_tells_processes_apart() {
+        let (_dir, roots, exe) = fixture();
+        let checked = CheckedExecutable::open(&exe, &roots).unwrap();
+        let name = checked.name();
+        assert!(name.starts_with(format!("/proc/{}/fd", std::process::id())), "{}", name.display());
+        let project = roots.project().to_path_buf();
+        std::fs::rename(project.join("d"), project.join("d.real")).unwrap();
+        std::fs::create_dir(project.join("d")).unwrap();
+        std::fs::write(project.join("d/t"), "#!/bin/sh\nexit 0\n").unwrap();
+        let mut pinned = spawn(&name);
+        let mut other = spawn(Path::new("/bin/sleep"));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(checked.runs_in(pinned.id()).unwrap(), "the name ran the checked file");
+        assert!(!checked.runs_in(other.id()).unwrap(), "another program is told apart");
+        for child in [&mut pinned, &mut other] {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
     }
 }

@@ -16,7 +16,7 @@ use crate::support::{
 };
 use forgemcp::server::ForgeServer;
 
-type Client = RunningService<RoleClient, TestClient>;
+pub type Client = RunningService<RoleClient, TestClient>;
 
 const PROBE: &str = include_str!("debug_probe.cpp");
 const SOURCE: &str = "project/debugging/probe.cpp";
@@ -58,7 +58,7 @@ pub fn workspace(names: &[&str]) -> TempWorkspace {
     ws
 }
 
-async fn server(ws: &TempWorkspace) -> Client {
+pub async fn server(ws: &TempWorkspace) -> Client {
     connect(ForgeServer::new(real_services(ws, &[]), Duration::ZERO), TestClient::new()).await
 }
 

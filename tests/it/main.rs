@@ -48,7 +48,7 @@ mod process_mcp;
 /// with files added by the test (CI or `FORGEMCP_HEAVY_TESTS=1`), and argument errors.
 mod quality;
 /// Concurrent actors: two servers writing into one folder, link swaps racing reads, mirrors,
-/// search, listings, file info and `cmake_run_test`.
+/// search, listings, file info, `cmake_run_test` and `debug_launch` (with the real lldb-dap).
 #[cfg(unix)]
 mod races;
 /// Schemas every client accepts: only JSON Schema 2020-12 formats in tools/list.

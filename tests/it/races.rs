@@ -1,6 +1,6 @@
 //! Hardening against concurrent actors: two servers writing into one folder of one project, and
-//! link swaps racing reads, mirrors, searches, listings, file info and test executables. Every race
-//! is bounded in count and time and stays on this machine.
+//! link swaps racing reads, mirrors, searches, listings, file info, test executables and the
+//! debugger. Every race is bounded in count and time and stays on this machine.
 
 use std::time::Instant;
 
@@ -181,6 +181,16 @@ fn report_swaps(counts: &[String]) {
     eprintln!("{SWAPS} link swaps per tool, 0 outside bytes; calls: {}", counts.join(", "));
 }
 
+/// The outside script leaves a `ran.<pid>` file in its directory when it runs.
+fn assert_no_outside_runs(outside: &std::path::Path) {
+    let runs: Vec<String> = std::fs::read_dir(outside)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("ran."))
+        .collect();
+    assert_eq!(runs, Vec::<String>::new(), "the outside script ran");
+}
+
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn link_swaps_never_run_an_outside_test_executable() {
@@ -206,13 +216,75 @@ async fn link_swaps_never_run_an_outside_test_executable() {
         serde_json::to_string(&res).unwrap()
     })
     .await;
-    let runs: Vec<String> = std::fs::read_dir(outside.path())
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with("ran."))
-        .collect();
-    assert_eq!(runs, Vec::<String>::new(), "the outside script ran");
+    assert_no_outside_runs(outside.path());
     let succeeded = succeeded.into_inner();
     assert!(succeeded > 0, "some of the {calls} runs found the real script");
     report_swaps(&[format!("cmake_run_test {calls} ({succeeded} ran the checked script)")]);
+}
+
+/// The pause in each state of a swap while the debugger races it: lldb-dap takes hundreds of
+/// milliseconds per launch, so the 2,000 swaps span a hundred or more launches, and each launch
+/// still sees the path change several times between its check and the program's exec.
+#[cfg(target_os = "linux")]
+const DEBUG_PAUSE: std::time::Duration = std::time::Duration::from_millis(15);
+
+/// `project/d/t` is the built debug probe; the swaps put a link to an outside directory in place of
+/// `project/d`, whose `t` is a script that leaves a marker when it runs. No launch may run it, and
+/// every launch that succeeds debugs the checked program: stopped at the probe's crash line, its
+/// process executing the built file (device and inode).
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn link_swaps_never_let_the_debugger_run_an_outside_program() {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    if !crate::debug::real_tools("races::link_swaps_never_let_the_debugger_run_an_outside_program") {
+        return;
+    }
+    let ws = crate::debug::workspace(&["probe"]);
+    std::fs::create_dir(ws.path("d")).unwrap();
+    std::fs::copy(ws.path("build/probe"), ws.path("d/t")).unwrap();
+    let built = std::fs::metadata(ws.path("d/t")).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let ran = outside.path().join("ran");
+    let script = outside.path().join("t");
+    std::fs::write(&script, format!("#!/bin/sh\necho {OUTSIDE}\ntouch '{}.'$$\n", ran.display())).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let client = crate::debug::server(&ws).await;
+    let args = json!({ "executable": "project/d/t", "arguments": ["crash"], "cwd": "project" });
+    let (debugged, refused) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let started = Instant::now();
+    let calls = swap_race_paced(&ws, outside.path(), DEBUG_PAUSE, || async {
+        let res = call(&client, "debug_launch", args.clone()).await;
+        let answer = serde_json::to_string(&res).unwrap();
+        assert!(!answer.contains("/proc/"), "a result named a descriptor: {answer}");
+        if res.is_error == Some(true) {
+            if text(&res).contains("is not the checked file") {
+                refused.fetch_add(1, Relaxed);
+            }
+            return answer;
+        }
+        let stop = res.structured_content.clone().expect("a stop");
+        assert_eq!((&stop["state"], &stop["signal"]), (&json!("stopped"), &json!("SIGSEGV")), "{answer}");
+        assert_eq!(stop["frames"][0]["path"], "project/debugging/probe.cpp", "{answer}");
+        let session = stop["session_id"].clone();
+        let sessions = call(&client, "debug_inspect", json!({})).await;
+        let sessions = sessions.structured_content.expect("sessions")["sessions"].clone();
+        let info = sessions.as_array().unwrap().iter().find(|s| s["session_id"] == session).expect("live").clone();
+        assert_eq!(info["executable"], "project/d/t", "{info}");
+        let pid = info["pid"].as_u64().expect("the debuggee's pid");
+        let exe = std::fs::metadata(format!("/proc/{pid}/exe")).unwrap();
+        assert_eq!((exe.dev(), exe.ino()), (built.dev(), built.ino()), "the debuggee runs another file");
+        let stopped = call(&client, "debug_stop", json!({ "session_id": session })).await;
+        assert_ne!(stopped.is_error, Some(true), "{stopped:?}");
+        debugged.fetch_add(1, Relaxed);
+        answer
+    })
+    .await;
+    assert_no_outside_runs(outside.path());
+    let (debugged, refused) = (debugged.into_inner(), refused.into_inner());
+    assert!(debugged > 0, "some of the {calls} launches found the real program");
+    report_swaps(&[format!(
+        "debug_launch {calls} in {:.0?} ({debugged} debugged the checked program, {refused} refused after the launch)",
+        started.elapsed()
+    )]);
 }

@@ -786,6 +786,9 @@ mod fixtures {
                     format!("results/{:032x}/", 0xf1c7_u64 * 0x1_0000 + index as u64)
                 })
                 .into_owned();
+            // The debugger launches the checked file by its descriptor, `/proc/<server pid>/fd/<n>`,
+            // which the debuggee sees as its `argv[0]`.
+            text = Regex::new(r"/proc/\d+/fd/\d+").expect("regex").replace_all(&text, "/proc/4242/fd/9").into_owned();
             let mut value: Value = serde_json::from_str(&text).expect("sanitized JSON");
             stabilize_processes(&mut value);
             value
@@ -881,6 +884,7 @@ mod fixtures {
             // Debug sessions: thread ids (the debuggee's pid), addresses, time left.
             (r"Thread \d+|thread \d+|pid \d+", "<thread or pid>"),
             (r"0x[0-9a-f]{6,}", "<address>"),
+            (r"/proc/\d+/fd/\d+", "/proc/<pid>/fd/<n>"),
             (r"ends in \d+ s", "ends in <seconds>"),
             // Ranges of locations outside the workspace, in the text.
             (r"(root/[^,\\]*), line \d+, character \d+ to line \d+, character \d+", "$1, <range>"),
@@ -889,6 +893,10 @@ mod fixtures {
         if fixture["tool"].as_str().is_some_and(|tool| tool.starts_with("debug_")) {
             // Thread ids are the debuggee's pid.
             text = Regex::new(r#""id":\d+"#).expect("regex").replace_all(&text, r#""id":0"#).into_owned();
+            // A thread's name is the basename the debuggee was executed by: the number of the
+            // descriptor the debugger launches it through (`/proc/<server pid>/fd/<n>`).
+            text = Regex::new(r#""name":"\d+""#).expect("regex").replace_all(&text, r#""name":"<n>""#).into_owned();
+            text = Regex::new(r"(thread \d+) \d+\\n").expect("regex").replace_all(&text, r"$1 <n>\n").into_owned();
         }
         for (pattern, replacement) in patterns {
             text = Regex::new(pattern).expect("regex").replace_all(&text, replacement).into_owned();
