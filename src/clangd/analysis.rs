@@ -9,6 +9,8 @@
 //! symbols) first let the session's index settle, but never for more than two thirds of the time
 //! left, so a slow index degrades the answer instead of failing the call.
 
+use std::sync::Arc;
+
 use lsp_types::request::{
     DocumentSymbolRequest, GotoDefinition, HoverRequest, References, SemanticTokensFullRequest, WorkspaceSymbolRequest,
 };
@@ -24,8 +26,8 @@ use super::model::{
     Diagnostic, DiagnosticCode, DocumentSymbol, Hover, HoverContent, HoverKind, Location, NavigationLocation, Position,
     RelatedInformation, SemanticSpan, Severity, SourceRange, WorkspaceSymbol,
 };
-use super::session::Session;
-use crate::lsp::PositionEncoding;
+use super::session::{OpenDocument, Session};
+use crate::lsp::{LineIndex, PositionEncoding};
 use crate::workspace::path::Roots;
 
 /// Lets the index settle before an index-backed request, for at most two thirds of the time left.
@@ -64,34 +66,53 @@ fn converted_diagnostics(
     res
 }
 
-/// The diagnostics of `before` as the content of `file`: remembered from an earlier analysis of
-/// exactly that content in this session, else analysed now (the document is opened with the old
-/// text and closed again; the file on disk is not read).
-pub async fn before_diagnostics(
-    session: &Session,
-    roots: &Roots,
-    file: &SourceFile,
-    before: &str,
-    deadline: Instant,
-) -> Result<Vec<Diagnostic>, Error> {
-    if let Some(known) = session.remembered(&file.path.to_string(), before) {
-        return Ok(known.as_ref().clone());
-    }
-    let old = SourceFile { lines: std::sync::Arc::new(crate::lsp::LineIndex::new(before)), ..file.clone() };
-    let mut doc = session.open(&old, deadline).await?;
-    let published = doc.diagnostics(deadline).await?;
-    drop(doc);
-    Ok(converted_diagnostics(session, roots, &old, published))
-}
-
-/// Diagnostics and semantic spans of `file` for `clangd.json`.
+/// Diagnostics and semantic spans of `file` for `clangd.json`; with `before`, also the diagnostics
+/// of that earlier content of the file (the before-state of a write or edit).
+///
+/// The before-state is remembered from an earlier analysis of exactly that content in this
+/// session, else analysed in the same document: it is opened with the old text and, without
+/// waiting, changed to the new one, so clangd builds the preamble (the includes, usually the
+/// larger part of the work) once and parses the old and the new main file in turn. The file on
+/// disk is not read for the old content. `prepared` is that document already opened with exactly
+/// `before`, before the file was written ([`super::ClangdService`]'s provider prepares it), so
+/// clangd started on the old content while the file was written; it is closed unused when the
+/// before-state turns out to be known.
 pub async fn annotations(
     session: &Session,
     roots: &Roots,
     file: &SourceFile,
+    before: Option<&str>,
+    prepared: Option<OpenDocument>,
     deadline: Instant,
-) -> Result<(Vec<Diagnostic>, Vec<SemanticSpan>), Error> {
-    let mut doc = session.open(file, deadline).await?;
+) -> Result<Annotations, Error> {
+    let path = file.path.to_string();
+    let before = match before {
+        None => Before::NotAsked,
+        // clangd would publish nothing for a change to the same text: one analysis answers both.
+        Some(text) if text == file.lines.text() => Before::Same,
+        Some(text) => match session.remembered(&path, text) {
+            Some(known) => Before::Known(known.as_ref().clone()),
+            None => Before::Analyse(SourceFile { lines: Arc::new(LineIndex::new(text)), ..file.clone() }),
+        },
+    };
+    let (mut doc, old_version) = match (&before, prepared) {
+        (Before::Analyse(old), prepared) => {
+            let mut doc = match prepared {
+                Some(doc) => doc,
+                None => session.open(old, deadline).await?,
+            };
+            let old_version = doc.version;
+            doc.change(file.lines.text())?;
+            (doc, Some(old_version))
+        }
+        // The prepared document already holds the new content.
+        (Before::Same, Some(doc)) => (doc, None),
+        (_, prepared) => {
+            drop(prepared);
+            (session.open(file, deadline).await?, None)
+        }
+    };
+    let same = matches!(before, Before::Same);
     let params = lsp_types::SemanticTokensParams {
         text_document: doc.identifier(),
         work_done_progress_params: Default::default(),
@@ -102,15 +123,45 @@ pub async fn annotations(
     } else {
         None
     };
+    let published_before = match old_version {
+        Some(version) => doc.diagnostics_of(version, deadline).await?,
+        None => Vec::new(),
+    };
     let published = doc.diagnostics(deadline).await?;
     drop(doc);
+    // The old content first, so the new one is what the session remembers.
+    let before = match before {
+        Before::NotAsked | Before::Same => None,
+        Before::Known(known) => Some(known),
+        Before::Analyse(old) => Some(converted_diagnostics(session, roots, &old, published_before)),
+    };
     let diagnostics = converted_diagnostics(session, roots, file, published);
+    let before = before.or_else(|| same.then(|| diagnostics.clone()));
     let spans = match tokens {
         Some(SemanticTokensResult::Tokens(tokens)) => semantic_spans(session, file, &tokens.data),
         Some(SemanticTokensResult::Partial(partial)) => semantic_spans(session, file, &partial.data),
         None => Vec::new(),
     };
-    Ok((diagnostics, spans))
+    Ok(Annotations { diagnostics, spans, before })
+}
+
+/// Where the before-state of one analysis comes from.
+enum Before {
+    NotAsked,
+    /// The content did not change.
+    Same,
+    /// Remembered from an earlier analysis of that content.
+    Known(Vec<Diagnostic>),
+    /// Analysed now, as this earlier content of the file.
+    Analyse(SourceFile),
+}
+
+/// What [`annotations`] found.
+pub struct Annotations {
+    pub diagnostics: Vec<Diagnostic>,
+    pub spans: Vec<SemanticSpan>,
+    /// The diagnostics of the content before (when it was asked for).
+    pub before: Option<Vec<Diagnostic>>,
 }
 
 fn position_params(

@@ -43,13 +43,15 @@ use crate::toolchain::{ToolchainService, Toolset};
 use crate::workspace::observer::{Mutation, MutationKind, MutationObserver};
 use crate::workspace::path::lexically_normal;
 use crate::workspace::path::{QualifiedPath, Roots};
-use crate::workspace::provider::{FileOperation, LineWindow, Provided, ProviderError, ProviderRequest, ResultProvider};
+use crate::workspace::provider::{
+    FileOperation, LineWindow, PrepareGuard, Provided, ProviderError, ProviderRequest, ResultProvider,
+};
 use crate::workspace::results::Document;
 use convert::SourceFile;
 use model::{
     ANNOTATIONS_VERSION, AnnotatedFile, AnnotationsDocument, CompilationContext, Diagnostic, DiagnosticsResult,
     DocumentSymbolsResult, HighlightingResult, HoverResult, LocationsResult, MutationAnalysis, Position,
-    WorkspaceSymbolsResult, merge,
+    WorkspaceSymbolsResult, merge, merge_equal,
 };
 use session::{Session, SessionSpec};
 
@@ -321,6 +323,10 @@ struct Inner {
     follow: Mutex<Option<JoinHandle<()>>>,
     /// Sessions shutting down.
     retiring: Mutex<JoinSet<()>>,
+    /// Documents opened with a file's content before a write or edit, by qualified path.
+    prepared: Mutex<std::collections::HashMap<String, Preparation>>,
+    /// Numbers the preparations.
+    next_preparation: AtomicU64,
 }
 
 impl Drop for Inner {
@@ -355,6 +361,8 @@ impl ClangdService {
                 slots: RwLock::new(Arc::from(Vec::new())),
                 follow: Mutex::new(None),
                 retiring: Mutex::new(JoinSet::new()),
+                prepared: Mutex::new(std::collections::HashMap::new()),
+                next_preparation: AtomicU64::new(0),
             }),
         }
     }
@@ -795,26 +803,34 @@ async fn annotate(
         }
         let file = Arc::new(convert::read_source(&inner.roots, &request.path)?);
         let lexical = inner.roots.lexical(&request.path);
+        let old = if mutation { request.before.as_deref() } else { None };
+        let mut prepared = match old {
+            Some(old) => prepared_documents(inner, &path, old).await,
+            None => Vec::new(),
+        };
         let runs = slots.iter().map(|slot| {
             let file = file.clone();
             let lexical = lexical.clone();
+            let prepared = prepared.iter().position(|p| p.0 == slot.spec.id).map(|at| prepared.swap_remove(at));
             async move {
                 let id = slot.spec.id.clone();
                 let in_configuration = |err: Error| err.in_configuration(&id);
                 let session = slot.session(&inner.processes, deadline).await.map_err(in_configuration)?;
-                let before = match (&request.before, mutation) {
-                    (_, false) => None,
-                    (None, true) => Some(Vec::new()),
-                    (Some(text), true) => Some(
-                        analysis::before_diagnostics(&session, &inner.roots, &file, text, deadline)
-                            .await
-                            .map_err(in_configuration)?,
-                    ),
-                };
-                let (diagnostics, spans) =
-                    analysis::annotations(&session, &inner.roots, &file, deadline).await.map_err(in_configuration)?;
+                // Only a document of this very session (not of one that restarted since).
+                let prepared = prepared.and_then(|(_, owner, doc)| Arc::ptr_eq(&owner, &session).then_some(doc));
+                let found = analysis::annotations(&session, &inner.roots, &file, old, prepared, deadline)
+                    .await
+                    .map_err(in_configuration)?;
+                // A created file had no diagnostics before.
+                let before = if mutation { Some(found.before.unwrap_or_default()) } else { None };
                 let inferred_flags = slot.infers_flags(&file, lexical.as_deref());
-                Ok::<_, Error>(Answer { id: id.clone(), diagnostics, spans, before, inferred_flags })
+                Ok::<_, Error>(Answer {
+                    id: id.clone(),
+                    diagnostics: found.diagnostics,
+                    spans: found.spans,
+                    before,
+                    inferred_flags,
+                })
             }
         });
         let answers = futures_util::future::join_all(runs).await.into_iter().collect::<Result<Vec<_>, Error>>()?;
@@ -849,7 +865,7 @@ async fn annotate(
             highlighting.push((id, spans));
         }
         let file = AnnotatedFile {
-            diagnostics: merge(diagnostics)
+            diagnostics: merge_equal(diagnostics)
                 .into_iter()
                 .map(|(configurations, diagnostics)| DiagnosticsResult {
                     configurations,
@@ -857,7 +873,7 @@ async fn annotate(
                     diagnostics,
                 })
                 .collect(),
-            highlighting: merge(highlighting)
+            highlighting: merge_equal(highlighting)
                 .into_iter()
                 .map(|(configurations, spans)| HighlightingResult::encode(configurations, path.clone(), &spans))
                 .collect(),
@@ -959,6 +975,91 @@ impl ResultProvider for Provider {
             }
             Ok(provided)
         })
+    }
+
+    /// Opens the file's current content in every running session whose before-state for it is not
+    /// remembered, in the background, so clangd analyses the old content while the file is written.
+    fn prepare(&self, path: &QualifiedPath) -> Option<PrepareGuard> {
+        let inner = self.0.upgrade()?;
+        if !convert::is_annotated(path) || inner.slots.read().is_empty() {
+            return None;
+        }
+        let runtime = tokio::runtime::Handle::try_current().ok()?;
+        let id = inner.next_preparation.fetch_add(1, Ordering::Relaxed);
+        let key = path.to_string();
+        let task = runtime.spawn(prepare_documents(inner.clone(), path.clone()));
+        // A later preparation of the same file replaces this one (the texts decide which is used).
+        if let Some(old) = inner.prepared.lock().insert(key.clone(), Preparation { id, task }) {
+            old.task.abort();
+        }
+        Some(Box::new(Prepared { inner: Arc::downgrade(&inner), key, id }))
+    }
+}
+
+/// Documents opened with one content of a file, each with the session it is open in and its
+/// configuration.
+struct Opened {
+    text: String,
+    documents: Vec<(String, Arc<Session>, session::OpenDocument)>,
+}
+
+/// A preparation under way or done.
+struct Preparation {
+    id: u64,
+    task: JoinHandle<Option<Opened>>,
+}
+
+/// The guard of one preparation: dropping it closes the documents nobody used.
+struct Prepared {
+    inner: Weak<Inner>,
+    key: String,
+    id: u64,
+}
+
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        let Some(inner) = self.inner.upgrade() else { return };
+        let mut prepared = inner.prepared.lock();
+        if prepared.get(&self.key).is_some_and(|p| p.id == self.id)
+            && let Some(preparation) = prepared.remove(&self.key)
+        {
+            preparation.task.abort();
+        }
+    }
+}
+
+/// Opens the current content of `path` in every running session that does not remember its
+/// diagnostics for it.
+async fn prepare_documents(inner: Arc<Inner>, path: QualifiedPath) -> Option<Opened> {
+    let roots = inner.roots.clone();
+    let source = path.clone();
+    let file = tokio::task::spawn_blocking(move || convert::read_source(&roots, &source).ok()).await.ok()??;
+    let key = path.to_string();
+    let deadline = Instant::now() + DEFAULT_TIMEOUT;
+    let slots: Vec<Arc<Slot>> = inner.slots.read().to_vec();
+    let mut documents = Vec::new();
+    for slot in slots {
+        let Some(session) = slot.ready().filter(|session| session.is_alive()) else { continue };
+        if session.remembered(&key, file.lines.text()).is_some() {
+            continue;
+        }
+        if let Ok(doc) = session.open(&file, deadline).await {
+            documents.push((slot.spec.id.clone(), session, doc));
+        }
+    }
+    Some(Opened { text: file.lines.text().to_owned(), documents })
+}
+
+/// The documents prepared for `path` when they hold exactly `before` (else they are closed).
+async fn prepared_documents(
+    inner: &Inner,
+    path: &str,
+    before: &str,
+) -> Vec<(String, Arc<Session>, session::OpenDocument)> {
+    let Some(preparation) = inner.prepared.lock().remove(path) else { return Vec::new() };
+    match preparation.task.await {
+        Ok(Some(opened)) if opened.text == before => opened.documents,
+        _ => Vec::new(),
     }
 }
 

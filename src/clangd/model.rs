@@ -382,16 +382,33 @@ pub struct MutationAnalysis {
 /// Groups per-configuration answers: identical answers (compared as JSON) become one entry whose
 /// configurations are listed in the order they answered; entries keep the order of their first
 /// configuration.
+/// A single answer is never serialized.
 pub fn merge<T: Serialize>(answers: Vec<(String, T)>) -> Vec<(Vec<String>, T)> {
-    let mut res: Vec<(Vec<String>, T, serde_json::Value)> = Vec::new();
-    for (configuration, answer) in answers {
+    if answers.len() < 2 {
+        return answers.into_iter().map(|(configuration, answer)| (vec![configuration], answer)).collect();
+    }
+    let keyed = answers.into_iter().map(|(configuration, answer)| {
         let key = serde_json::to_value(&answer).unwrap_or(serde_json::Value::Null);
-        match res.iter_mut().find(|(_, _, known)| *known == key) {
-            Some((configurations, _, _)) => configurations.push(configuration),
-            None => res.push((vec![configuration], answer, key)),
+        (configuration, (answer, key))
+    });
+    merge_equal_by(keyed.collect(), |a, b| a.1 == b.1).into_iter().map(|(names, (answer, _))| (names, answer)).collect()
+}
+
+/// [`merge`] for types whose equality is their JSON's (no serialization at all: large answers
+/// such as a file's semantic spans).
+pub fn merge_equal<T: PartialEq>(answers: Vec<(String, T)>) -> Vec<(Vec<String>, T)> {
+    merge_equal_by(answers, |a, b| a == b)
+}
+
+fn merge_equal_by<T>(answers: Vec<(String, T)>, same: impl Fn(&T, &T) -> bool) -> Vec<(Vec<String>, T)> {
+    let mut res: Vec<(Vec<String>, T)> = Vec::new();
+    for (configuration, answer) in answers {
+        match res.iter_mut().find(|(_, known)| same(known, &answer)) {
+            Some((configurations, _)) => configurations.push(configuration),
+            None => res.push((vec![configuration], answer)),
         }
     }
-    res.into_iter().map(|(configurations, answer, _)| (configurations, answer)).collect()
+    res
 }
 
 #[cfg(test)]
@@ -417,6 +434,13 @@ mod tests {
             ]
         );
         assert!(merge(Vec::<(String, u8)>::new()).is_empty());
+        assert_eq!(merge(vec![("Debug".to_owned(), 3)]), vec![(vec!["Debug".to_owned()], 3)]);
+        let equal =
+            merge_equal(vec![("Debug".to_owned(), "a"), ("Release".to_owned(), "b"), ("Profile".to_owned(), "a")]);
+        assert_eq!(
+            equal,
+            vec![(vec!["Debug".to_owned(), "Profile".to_owned()], "a"), (vec!["Release".to_owned()], "b")]
+        );
     }
 
     fn symbol(name: &str, children: Vec<DocumentSymbol>) -> DocumentSymbol {

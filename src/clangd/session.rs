@@ -174,17 +174,16 @@ impl Documents {
         let turn = tokio::time::timeout_at(deadline, lock.lock_owned())
             .await
             .map_err(|_| Error::Busy { path: name.clone() })?;
-        let version = self.next_version.fetch_add(1, Ordering::Relaxed);
-        let (waiter, diagnostics) = oneshot::channel();
-        self.state.diagnostics.lock().insert((uri.as_str().to_owned(), version), waiter);
-        let doc = OpenDocument {
+        let mut doc = OpenDocument {
             documents: self.clone(),
             name,
             uri: uri.clone(),
-            version,
-            diagnostics: Some(diagnostics),
+            version: 0,
+            versions: Vec::new(),
+            pending: Vec::new(),
             _turn: turn,
         };
+        let version = doc.next_version();
         let item = lsp_types::TextDocumentItem::new(uri.clone(), language.to_owned(), version, text.to_owned());
         self.client
             .notify::<lsp_types::notification::DidOpenTextDocument>(lsp_types::DidOpenTextDocumentParams {
@@ -201,8 +200,12 @@ pub struct OpenDocument {
     /// The file as messages name it (a qualified path for managed files).
     name: String,
     pub uri: lsp_types::Uri,
+    /// The current version (the last text sent).
     pub version: i32,
-    diagnostics: Option<oneshot::Receiver<Vec<lsp_types::Diagnostic>>>,
+    /// Every version sent, for the waiters to drop.
+    versions: Vec<i32>,
+    /// The versions whose diagnostics nobody has collected yet, with their receivers.
+    pending: Vec<(i32, oneshot::Receiver<Vec<lsp_types::Diagnostic>>)>,
     _turn: tokio::sync::OwnedMutexGuard<()>,
 }
 
@@ -211,9 +214,46 @@ impl OpenDocument {
         lsp_types::TextDocumentIdentifier::new(self.uri.clone())
     }
 
-    /// The diagnostics clangd publishes for this version (once per document).
+    /// A fresh version, made current, with a waiter for its diagnostics.
+    fn next_version(&mut self) -> i32 {
+        let version = self.documents.next_version.fetch_add(1, Ordering::Relaxed);
+        let (waiter, receiver) = oneshot::channel();
+        self.documents.state.diagnostics.lock().insert((self.uri.as_str().to_owned(), version), waiter);
+        self.pending.push((version, receiver));
+        self.versions.push(version);
+        self.version = version;
+        version
+    }
+
+    /// Replaces the whole text under a fresh version without waiting for the earlier version's
+    /// analysis: clangd analyses every version whose diagnostics are wanted, in order, reusing the
+    /// preamble when the includes did not change. `text` must differ from the current text (clangd
+    /// publishes nothing for an unchanged one). Lone CRs go as LF, as in [`Session::open_text`].
+    pub fn change(&mut self, text: &str) -> Result<i32, Error> {
+        let version = self.next_version();
+        let params = json!({
+            "textDocument": { "uri": self.uri.as_str(), "version": version },
+            "contentChanges": [{ "text": crate::text::lone_cr_as_lf(text) }],
+            // clangd's extension: publish this version's diagnostics even if another follows.
+            "wantDiagnostics": true,
+        });
+        self.documents.client.notify_value("textDocument/didChange", params).map_err(Error::Lsp)?;
+        Ok(version)
+    }
+
+    /// The diagnostics clangd publishes for the current version (once per version).
     pub async fn diagnostics(&mut self, deadline: Instant) -> Result<Vec<lsp_types::Diagnostic>, Error> {
-        let Some(receiver) = self.diagnostics.take() else { return Ok(Vec::new()) };
+        self.diagnostics_of(self.version, deadline).await
+    }
+
+    /// The diagnostics clangd publishes for `version` of this document (once per version).
+    pub async fn diagnostics_of(
+        &mut self,
+        version: i32,
+        deadline: Instant,
+    ) -> Result<Vec<lsp_types::Diagnostic>, Error> {
+        let Some(at) = self.pending.iter().position(|(pending, _)| *pending == version) else { return Ok(Vec::new()) };
+        let (_, receiver) = self.pending.swap_remove(at);
         let client = &self.documents.client;
         tokio::select! {
             published = tokio::time::timeout_at(deadline, receiver) => match published {
@@ -230,7 +270,11 @@ impl OpenDocument {
 
 impl Drop for OpenDocument {
     fn drop(&mut self) {
-        self.documents.state.diagnostics.lock().remove(&(self.uri.as_str().to_owned(), self.version));
+        let mut waiters = self.documents.state.diagnostics.lock();
+        for version in &self.versions {
+            waiters.remove(&(self.uri.as_str().to_owned(), *version));
+        }
+        drop(waiters);
         let params = lsp_types::DidCloseTextDocumentParams { text_document: self.identifier() };
         // Queued before the turn is released, so the next open of this file comes after the close.
         let _ = self.documents.client.notify::<lsp_types::notification::DidCloseTextDocument>(params);

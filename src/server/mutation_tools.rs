@@ -2,9 +2,9 @@
 //! `workspace_delete` and `workspace_mkdir`, with their argument and result types (the wire shapes)
 //! and the `diff.json` result document.
 //!
-//! Architecture invariant: tool bodies only parse arguments into qualified paths, run the
-//! synchronous service operation on a blocking thread, store the diff document and render text;
-//! every file rule lives in `workspace/`.
+//! Architecture invariant: tool bodies only parse arguments into qualified paths, let the result
+//! providers prepare (writes and edits), run the synchronous service operation on a blocking
+//! thread, store the diff document and render text; every file rule lives in `workspace/`.
 //! Architecture invariant: the primary write/edit result carries no diff data, only the
 //! `resources.diff` link; a failure to store the diff omits the link and never fails the operation.
 
@@ -21,7 +21,7 @@ use crate::widgets::{Icon, Widget};
 use crate::workspace::WorkspaceService;
 use crate::workspace::diff::{ChangeKind, FileDiff, LineKind};
 use crate::workspace::mutate::{PathAction, PathOperation};
-use crate::workspace::provider::{FileOperation, LineWindow, ProviderRequest};
+use crate::workspace::provider::{FileOperation, LineWindow, PrepareGuard, ProviderRequest};
 use crate::workspace::results::Document;
 use crate::workspace::write::WriteAction;
 
@@ -273,6 +273,7 @@ fn register_write_file(registry: &mut Registry, workspace: &Arc<WorkspaceService
             let ws = ws.clone();
             async move {
                 let path = path_argument(&ws, "path", &args.path)?;
+                let _prepared = prepare_providers(&ws, &path);
                 let (ws_for_providers, provider_call) = (ws.clone(), call.clone());
                 let (write, mut resources) = blocking(move || {
                     let mut write = ws.write_file(&path, &args.text, &call)?;
@@ -306,6 +307,12 @@ fn register_write_file(registry: &mut Registry, workspace: &Arc<WorkspaceService
     );
 }
 
+/// Lets every provider start on the current content of `path` before it is written; the guards
+/// live until the handler returns.
+fn prepare_providers(ws: &WorkspaceService, path: &crate::workspace::path::QualifiedPath) -> Vec<PrepareGuard> {
+    ws.providers().iter().filter_map(|provider| provider.prepare(path)).collect()
+}
+
 fn empty_diff(path: &crate::workspace::path::QualifiedPath) -> FileDiff {
     FileDiff { path: path.clone(), changes: Vec::new(), hunks: Vec::new() }
 }
@@ -326,6 +333,7 @@ fn register_edit_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>
             let ws = ws.clone();
             async move {
                 let path = path_argument(&ws, "path", &args.path)?;
+                let _prepared = prepare_providers(&ws, &path);
                 let (ws_for_providers, provider_call) = (ws.clone(), call.clone());
                 let (edit, mut resources) = blocking(move || {
                     let mut edit = ws.edit_file(&path, &args.old_text, &args.new_text, args.replace_all, &call)?;

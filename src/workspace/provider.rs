@@ -5,7 +5,8 @@
 //! The tool layer calls every provider after the file operation finished and its lock is released,
 //! stores the documents under one result id, and links them in the result's `resources` by name.
 //! A provider may also say what the operation did to its analysis: a note for the result text and
-//! a typed summary for the structured result (clangd's edit-delta diagnostics).
+//! a typed summary for the structured result (clangd's edit-delta diagnostics). Before a write or
+//! edit, the tool lets every provider prepare on the current content (clangd starts analysing it).
 //!
 //! Architecture invariant: a provider never fails the file operation: an error (or a panic) only
 //! omits its link, with a warning on stderr.
@@ -92,7 +93,19 @@ pub trait ResultProvider: Send + Sync {
     /// The contribution to this operation; all parts empty when the provider has nothing to say
     /// (not its kind of file, no configuration to analyse with).
     fn provide(&self, request: ProviderRequest, call: Call) -> BoxFuture<'static, Result<Provided, ProviderError>>;
+
+    /// Called before a write or edit of `path` changes it (the operation may still fail), so the
+    /// provider can start on the current content while the file is written; what it starts lives
+    /// as long as the returned guard, which the tool drops after `provide`. `provide` must give the
+    /// same answer with or without it.
+    fn prepare(&self, path: &QualifiedPath) -> Option<PrepareGuard> {
+        let _ = path;
+        None
+    }
 }
+
+/// Keeps a provider's preparation for one write or edit alive (see [`ResultProvider::prepare`]).
+pub type PrepareGuard = Box<dyn Send + Sync>;
 
 #[cfg(test)]
 mod tests {

@@ -54,6 +54,24 @@ async fn edits_say_which_diagnostics_they_introduced_and_resolved() {
     let res = call(&client, "workspace_edit_file", comment).await;
     assert!(text(&res).ends_with("clangd (Debug, Release): no new diagnostics"), "{}", text(&res));
 
+    // Changed outside the server: the old content is analysed again (in the same document as the
+    // new one), so an error that was already there is neither new nor resolved.
+    let outside = std::fs::read_to_string(ws.path("src/math.cpp"))
+        .unwrap()
+        .replace("    return lhs + rhs;", "    return lhs + rhs + outside_forge_symbol;");
+    std::fs::write(ws.path("src/math.cpp"), outside).unwrap();
+    let both = json!({ "path": "src/math.cpp", "old_text": "    return add(value, 1);",
+                       "new_text": "    return add(value, undeclared_forge_symbol);" });
+    let res = call(&client, "workspace_edit_file", both).await;
+    assert_contains(text(&res), "clangd (Debug, Release): 1 new error, 0 resolved\n");
+    assert_contains(text(&res), ":13:23: error: Use of undeclared identifier 'undeclared_forge_symbol'");
+    assert!(!text(&res).contains("'outside_forge_symbol'"), "{}", text(&res));
+    // Both lines change back: both errors are resolved.
+    let file = std::fs::read_to_string(ws.path("src/math.cpp")).unwrap();
+    let reverted = file.replace(" + outside_forge_symbol;", ";").replace("undeclared_forge_symbol", "1");
+    let res = call(&client, "workspace_write_file", json!({ "path": "src/math.cpp", "text": reverted })).await;
+    assert_contains(text(&res), "clangd (Debug, Release): no new diagnostics, 2 resolved\n");
+
     // A new translation unit gets resources.clangd; clangd infers its flags, and the text says so.
     let extra = "#include \"fixture/math.hpp\"\n\nint extra() { return fixture::add(1, 2); }\n";
     let res = call(&client, "workspace_write_file", json!({ "path": "src/extra.cpp", "text": extra })).await;
