@@ -5,6 +5,9 @@
 //! for an expanded empty directory, `(symlink)` for links (never descended), `(other)` for
 //! sockets, FIFOs and devices.
 
+use std::fmt::Write as _;
+use std::ops::ControlFlow;
+
 use crate::render::markdown;
 use crate::workspace::tree::{DirectoryTree, EntryKind, TreeEntry};
 
@@ -15,12 +18,28 @@ pub(crate) const BLANK: &str = "    ";
 
 /// The plain-text drawing of a listing.
 pub fn tree(listing: &DirectoryTree) -> String {
+    tree_limited(listing, usize::MAX)
+}
+
+/// The drawing, stopped at the first entry past `max_bytes` of text: a last line then counts the
+/// entries left out (they are still in the structured result) and says how to see them drawn.
+pub fn tree_limited(listing: &DirectoryTree, max_bytes: usize) -> String {
     let mut res = directory_label(&listing.path.to_string());
     if listing.entries.is_empty() {
         res.push_str("\n(empty)");
     }
-    draw(&listing.entries, "", &mut res);
-    res
+    let mut drawing = Drawing { out: res, max_bytes, drawn: 0 };
+    if drawing.draw(&listing.entries, "").is_break() {
+        let left_out = count(&listing.entries) - drawing.drawn;
+        let _ = write!(
+            drawing.out,
+            "\n… and {left_out} more {}, in the structured result only: the drawing stops after {}. List a \
+             subdirectory or a smaller depth to see them drawn.",
+            if left_out == 1 { "entry" } else { "entries" },
+            if max_bytes >= 1024 { format!("{} KiB", max_bytes >> 10) } else { format!("{max_bytes} bytes") }
+        );
+    }
+    drawing.out
 }
 
 /// The Markdown resource: a heading and the drawing in a fenced block.
@@ -32,30 +51,51 @@ fn directory_label(path: &str) -> String {
     if path.ends_with('/') { path.to_owned() } else { format!("{path}/") }
 }
 
-fn draw(entries: &[TreeEntry], prefix: &str, out: &mut String) {
-    for (idx, entry) in entries.iter().enumerate() {
-        let last = idx + 1 == entries.len();
-        out.push('\n');
-        out.push_str(prefix);
-        out.push_str(if last { ELBOW } else { TEE });
-        out.push_str(&label(entry));
-        if let Some(children) = &entry.children {
-            let child_prefix = format!("{prefix}{}", if last { BLANK } else { PIPE });
-            draw(children, &child_prefix, out);
+/// Entries at every level.
+fn count(entries: &[TreeEntry]) -> usize {
+    entries.iter().map(|entry| 1 + entry.children.as_deref().map_or(0, count)).sum()
+}
+
+struct Drawing {
+    out: String,
+    max_bytes: usize,
+    /// Entries drawn so far.
+    drawn: usize,
+}
+
+impl Drawing {
+    /// Draws `entries` below `prefix`; breaks when the text has reached the limit.
+    fn draw(&mut self, entries: &[TreeEntry], prefix: &str) -> ControlFlow<()> {
+        for (idx, entry) in entries.iter().enumerate() {
+            if self.out.len() >= self.max_bytes {
+                return ControlFlow::Break(());
+            }
+            let last = idx + 1 == entries.len();
+            self.out.push('\n');
+            self.out.push_str(prefix);
+            self.out.push_str(if last { ELBOW } else { TEE });
+            push_label(entry, &mut self.out);
+            self.drawn += 1;
+            if let Some(children) = &entry.children {
+                let child_prefix = format!("{prefix}{}", if last { BLANK } else { PIPE });
+                self.draw(children, &child_prefix)?;
+            }
         }
+        ControlFlow::Continue(())
     }
 }
 
-fn label(entry: &TreeEntry) -> String {
+fn push_label(entry: &TreeEntry, out: &mut String) {
     let name = entry.name();
-    match (entry.kind, &entry.children) {
-        (EntryKind::Directory, None) => format!("{name}/ (not expanded)"),
-        (EntryKind::Directory, Some(children)) if children.is_empty() => format!("{name}/ (empty)"),
-        (EntryKind::Directory, Some(_)) => format!("{name}/"),
-        (EntryKind::Symlink, _) => format!("{name} (symlink)"),
-        (EntryKind::Other, _) => format!("{name} (other)"),
-        (EntryKind::File, _) => name.to_owned(),
-    }
+    out.push_str(name);
+    out.push_str(match (entry.kind, &entry.children) {
+        (EntryKind::Directory, None) => "/ (not expanded)",
+        (EntryKind::Directory, Some(children)) if children.is_empty() => "/ (empty)",
+        (EntryKind::Directory, Some(_)) => "/",
+        (EntryKind::Symlink, _) => " (symlink)",
+        (EntryKind::Other, _) => " (other)",
+        (EntryKind::File, _) => "",
+    });
 }
 
 #[cfg(test)]
@@ -150,6 +190,33 @@ mod tests {
                 storage/
                 (empty)"#]],
         );
+    }
+
+    #[test]
+    fn a_long_drawing_stops_and_counts_what_it_left_out() {
+        let lines = ["d project/a", "f project/a/one", "f project/a/two", "f project/b", "f project/c"];
+        let listing = listing("project/", &lines);
+        expect![[r#"
+            project/
+            ├── a/
+            │   ├── one
+            … and 3 more entries, in the structured result only: the drawing stops after 30 bytes. List a subdirectory or a smaller depth to see them drawn."#]]
+        .assert_eq(&tree_limited(&listing, 30));
+        assert_eq!(tree_limited(&listing, 1 << 20), tree(&listing));
+        let names: Vec<String> = (0..200).map(|i| format!("f project/file{i:03}")).collect();
+        let text = tree_limited(&listing_of(&names), 1024);
+        let (drawing, last) = text.rsplit_once('\n').unwrap();
+        let drawn = drawing.lines().count() - 1;
+        assert!((1024..1024 + 20).contains(&drawing.len()), "{}", drawing.len());
+        let expected = format!(
+            "… and {} more entries, in the structured result only: the drawing stops after 1 KiB.",
+            200 - drawn
+        );
+        assert!(last.starts_with(&expected), "{last}");
+    }
+
+    fn listing_of(lines: &[String]) -> DirectoryTree {
+        listing("project/", &lines.iter().map(String::as_str).collect::<Vec<_>>())
     }
 
     #[test]

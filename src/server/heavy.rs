@@ -64,9 +64,27 @@ pub struct HeavySlot {
 
 impl Drop for HeavySlot {
     fn drop(&mut self) {
-        self.running.fetch_sub(1, Ordering::SeqCst);
+        if self.running.fetch_sub(1, Ordering::SeqCst) == 1 {
+            // The last heavy call is done: what its threads freed goes back to the system.
+            release_freed_memory();
+        }
     }
 }
+
+/// Gives the pages of freed heap memory back to the system (glibc's `malloc_trim`), after a heavy
+/// call or a large reply: glibc otherwise keeps them for the process, and the freed chunks of one
+/// large call (a tree's JSON, a search's buffers) stay resident under the next one's.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+pub fn release_freed_memory() {
+    // SAFETY: malloc_trim only returns free memory of the allocator's own arenas to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn release_freed_memory() {}
 
 impl Default for HeavyWork {
     /// One slot per core: each heavy call already uses every core (the parallel walkers), so more

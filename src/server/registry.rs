@@ -2,15 +2,16 @@
 //! decodes arguments, and turns outcomes into MCP results.
 //!
 //! Architecture invariant: every successful result is exactly one plain-English text item plus a
-//! `structuredContent` object produced by serializing the type its `outputSchema` was derived from.
+//! `structuredContent` object produced by serializing the type its `outputSchema` was derived from
+//! (or, for a tree too large to hold twice, built as JSON in that type's exact shape, tested so).
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
 use rmcp::ErrorData;
-use rmcp::handler::server::common::{schema_for_input, schema_for_output};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Tool, ToolAnnotations};
+use rmcp::schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -58,13 +59,34 @@ impl Annotations {
 
 /// What a tool body returns on success: the text for `content` and the typed value.
 pub struct ToolOutput<R> {
-    pub text: String,
-    pub value: R,
+    text: String,
+    value: Structured<R>,
+}
+
+enum Structured<R> {
+    Typed(R),
+    /// Built as JSON by the tool itself, for results too large to hold both typed and as JSON;
+    /// it must equal the serialization of an `R` (each such tool tests this).
+    Json(Value),
 }
 
 impl<R> ToolOutput<R> {
     pub fn new(text: impl Into<String>, value: R) -> ToolOutput<R> {
-        ToolOutput { text: text.into(), value }
+        ToolOutput { text: text.into(), value: Structured::Typed(value) }
+    }
+
+    /// A result whose structured value the tool built as JSON, shaped as `R`.
+    pub fn json(text: impl Into<String>, value: Value) -> ToolOutput<R> {
+        ToolOutput { text: text.into(), value: Structured::Json(value) }
+    }
+}
+
+impl<R: Serialize> Structured<R> {
+    fn into_json(self) -> serde_json::Result<Value> {
+        match self {
+            Structured::Typed(value) => serde_json::to_value(&value),
+            Structured::Json(value) => Ok(value),
+        }
     }
 }
 
@@ -169,7 +191,7 @@ impl Registry {
                     Err(message) => return Outcome::Failure(message),
                 };
                 match body(args, call).await {
-                    Ok(output) => match serde_json::to_value(&output.value) {
+                    Ok(output) => match output.value.into_json() {
                         Ok(structured) => Outcome::Success { text: output.text, structured },
                         Err(err) => {
                             Outcome::Protocol(ErrorData::internal_error(format!("serialize result: {err}"), None))
@@ -215,17 +237,43 @@ impl Registry {
 /// The MCP description of a tool: its schemas (derived from `A` and `R`), annotations, icon and
 /// widget.
 fn describe<A: JsonSchema + 'static, R: JsonSchema + 'static>(spec: &ToolSpec) -> Tool {
-    let input_schema = schema_for_input::<A>().unwrap_or_else(|e| panic!("input schema of {}: {e}", spec.name));
-    let input_schema = Arc::new(super::schema::input_schema(&input_schema));
+    let input_schema = Arc::new(super::schema::input_schema(&derived_schema::<A>(spec.name, Side::Input)));
     let mut meta = MetaObject::new();
     meta.insert("ui".into(), json!({ "resourceUri": spec.widget.uri() }));
     meta.insert("ui/resourceUri".into(), json!(spec.widget.uri()));
     Tool::new(spec.name, spec.description, input_schema)
         .with_title(spec.title)
-        .with_raw_output_schema(Arc::new(super::schema::output_schema(&schema_for_output::<R>())))
+        .with_raw_output_schema(Arc::new(super::schema::output_schema(&derived_schema::<R>(spec.name, Side::Output))))
         .with_annotations(spec.annotations.to_rmcp(spec.title))
         .with_icons(vec![spec.icon.to_rmcp()])
         .with_meta(meta)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Input,
+    Output,
+}
+
+/// The schema schemars derives for `T`, as rmcp's `schema_for_input`/`schema_for_output` make it
+/// (JSON Schema 2020-12, outputs as serialized, no top-level `title` or `description`, inputs of
+/// root type `object`), without their per-thread caches: those keep two more copies of every
+/// schema for the life of the process, and each tool's schemas are derived once anyway.
+fn derived_schema<T: JsonSchema>(tool: &str, side: Side) -> JsonObject {
+    let settings = match side {
+        Side::Input => SchemaSettings::draft2020_12(),
+        Side::Output => SchemaSettings::draft2020_12().for_serialize(),
+    };
+    let schema = settings.into_generator().into_root_schema_for::<T>();
+    let Ok(Value::Object(mut schema)) = serde_json::to_value(schema) else {
+        panic!("the schema of {tool} is not a JSON object");
+    };
+    if side == Side::Input {
+        assert_eq!(schema.get("type"), Some(&json!("object")), "the input schema of {tool} must be an object");
+    }
+    schema.remove("title");
+    schema.remove("description");
+    schema
 }
 
 /// Decodes tool arguments, naming the offending argument in the error.
@@ -252,6 +300,22 @@ mod tests {
     struct Args {
         path: String,
         depth: Option<u32>,
+    }
+
+    /// A result with a description, which outputs leave out at the top level.
+    #[derive(serde::Serialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Out {
+        /// How many.
+        count: u32,
+        children: Option<Vec<String>>,
+    }
+
+    #[test]
+    fn derived_schemas_are_rmcps_without_its_caches() {
+        use rmcp::handler::server::common::{schema_for_input, schema_for_output};
+        assert_eq!(derived_schema::<Args>("t", Side::Input), *schema_for_input::<Args>().unwrap());
+        assert_eq!(derived_schema::<Out>("t", Side::Output), *schema_for_output::<Out>());
     }
 
     #[test]

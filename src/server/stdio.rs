@@ -14,7 +14,8 @@
 //! Architecture invariant: every request line that carries an id gets exactly one reply line.
 //! Architecture invariant: stdout gets whole lines only, one at a time, under one lock.
 //! Architecture invariant: no buffer outlives a large message: each reply owns its serialization
-//! buffer and the reader gives back an oversized line buffer after the line.
+//! buffer and the reader gives back an oversized line buffer after the line; after a reply over
+//! 1 MiB the allocator returns freed pages to the system.
 
 use std::future::Future;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -41,6 +42,9 @@ const KEPT_BUFFER: usize = 1 << 16;
 /// Replies above this size are written with the worker thread handed off (a slow client may
 /// make the write wait).
 const LARGE_WRITE: usize = 1 << 16;
+
+/// After a reply above this size, freed heap pages go back to the system.
+const RELEASE_AFTER: usize = 1 << 20;
 
 /// What the guard decides for one incoming line.
 #[derive(Debug)]
@@ -219,7 +223,17 @@ impl Transport<RoleServer> for StdioTransport {
 
     fn send(&mut self, item: ServerJsonRpcMessage) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let output = self.output.clone();
-        async move { output.write_line(outgoing_line(&item)) }
+        async move {
+            let line = outgoing_line(&item);
+            let large = line.len() > RELEASE_AFTER;
+            output.write_line(line)?;
+            // Freed only after the reply is out: the client does not wait for it.
+            drop(item);
+            if large {
+                super::heavy::release_freed_memory();
+            }
+            Ok(())
+        }
     }
 
     fn receive(&mut self) -> impl Future<Output = Option<ClientJsonRpcMessage>> + Send {

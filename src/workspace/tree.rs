@@ -5,9 +5,13 @@
 //! Architecture invariant: children are sorted by the byte order of their UTF-8 names; directories
 //! whose name starts with `.` are left out unless hidden entries are requested (dot files stay).
 
+use std::collections::HashMap;
 use std::fs::FileType;
 use std::num::NonZeroU32;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use parking_lot::{Condvar, Mutex};
+use tokio_util::sync::CancellationToken;
 
 use crate::call::Call;
 use crate::workspace::opened::{Place, Purpose, open_checked, reopen_path};
@@ -105,49 +109,132 @@ impl WorkspaceService {
             return Err(Error::NotADirectory { path: path.clone() });
         }
         call.progress.report(0.0, None, "Starting directory scan");
-        let mut lister = Lister { options, call, n_visited: 0 };
+        let read = read_directories(path, &resolved.abs, options, &call.cancel);
+        let mut lister = Lister { options, call, n_visited: 0, read };
         let entries = lister.children(path, &resolved.abs, 1)?;
         Ok(DirectoryTree { path: path.clone(), entries })
     }
+}
+
+/// Directory reads kept in flight at once: cold, each waits for the disk, and the listing is
+/// bound by how many wait together; warm, the readers share the cores.
+const READERS: usize = 8;
+
+/// The sorted `(name, kind)` entries of one directory, or why it could not be read.
+type Read = Result<Vec<(String, EntryKind)>, Error>;
+
+/// Reads every directory the listing expands, [`READERS`] at a time, by absolute path. A directory
+/// that failed is not descended; on cancellation the readers stop and the rest stays unread.
+fn read_directories(
+    dir: &QualifiedPath,
+    abs: &Path,
+    options: ListOptions,
+    cancel: &CancellationToken,
+) -> HashMap<PathBuf, Read> {
+    struct Queue {
+        pending: Vec<(QualifiedPath, PathBuf, u32)>,
+        in_flight: usize,
+    }
+    let queue = Mutex::new(Queue { pending: vec![(dir.clone(), abs.to_path_buf(), 1)], in_flight: 0 });
+    let changed = Condvar::new();
+    let read = Mutex::new(HashMap::new());
+    let reader = || {
+        loop {
+            let (dir, abs, level) = {
+                let mut queue = queue.lock();
+                loop {
+                    if cancel.is_cancelled() {
+                        changed.notify_all();
+                        return;
+                    }
+                    if let Some(next) = queue.pending.pop() {
+                        queue.in_flight += 1;
+                        break next;
+                    }
+                    if queue.in_flight == 0 {
+                        changed.notify_all();
+                        return;
+                    }
+                    changed.wait(&mut queue);
+                }
+            };
+            let found = read_directory(&dir, &abs, options, cancel);
+            let expand = options.depth.is_none_or(|depth| level < depth.get());
+            let mut queue = queue.lock();
+            if let (Ok(found), true) = (&found, expand) {
+                for (name, kind) in found {
+                    if *kind == EntryKind::Directory
+                        && let Some(path) = dir.join_name(name)
+                    {
+                        queue.pending.push((path, abs.join(name), level + 1));
+                    }
+                }
+            }
+            queue.in_flight -= 1;
+            changed.notify_all();
+            drop(queue);
+            read.lock().insert(abs, found);
+        }
+    };
+    // A one-level listing reads one directory: no readers to start.
+    let readers = if options.depth == Some(NonZeroU32::MIN) { 1 } else { READERS };
+    std::thread::scope(|scope| {
+        for _ in 1..readers {
+            scope.spawn(reader);
+        }
+        reader();
+    });
+    read.into_inner()
+}
+
+/// The sorted entries of one directory, without hidden directories unless asked for and without
+/// the temporary files of interrupted writes.
+fn read_directory(dir: &QualifiedPath, abs: &Path, options: ListOptions, cancel: &CancellationToken) -> Read {
+    // Listed through the descriptor that was verified to be `abs` itself, so a component
+    // swapped for a link meanwhile cannot list another directory.
+    let opened = open_checked(abs, Place::Exactly(abs), Purpose::Inspect).map_err(|e| Error::io(dir, e))?;
+    let read_dir = std::fs::read_dir(reopen_path(&opened, abs)).map_err(|e| Error::io(dir, e))?;
+    let mut found: Vec<(String, EntryKind)> = Vec::new();
+    for entry in read_dir {
+        if cancel.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            tracing::warn!(directory = %dir, name = ?entry.file_name(), "skipping an entry whose name is not UTF-8");
+            continue;
+        };
+        let kind = entry_kind(&entry).map_err(|e| Error::io(dir, e))?;
+        if kind == EntryKind::Directory && !options.include_hidden && is_hidden_name(&name) {
+            continue;
+        }
+        // The temporary file of an interrupted write is not user content.
+        if kind == EntryKind::File && is_temp_name(&name) {
+            continue;
+        }
+        found.push((name, kind));
+    }
+    found.sort_unstable_by(|(a, _), (b, _)| a.as_bytes().cmp(b.as_bytes()));
+    Ok(found)
 }
 
 struct Lister<'a> {
     options: ListOptions,
     call: &'a Call,
     n_visited: u64,
+    /// What [`read_directories`] read, taken out as the tree is assembled.
+    read: HashMap<PathBuf, Read>,
 }
 
 impl Lister<'_> {
-    /// The sorted entries of `dir`, which sit at `level` (1 = children of the listed directory).
+    /// The sorted entries of `dir`, which sit at `level` (1 = children of the listed directory),
+    /// assembled in order from the directories read (so the first failing directory in tree order
+    /// is the error, and progress counts up one by one).
     ///
     /// Recursion depth is bounded by the file system's path length limit.
     fn children(&mut self, dir: &QualifiedPath, abs: &Path, level: u32) -> Result<Vec<TreeEntry>, Error> {
-        // Listed through the descriptor that was verified to be `abs` itself, so a component
-        // swapped for a link meanwhile cannot list another directory.
-        let opened = open_checked(abs, Place::Exactly(abs), Purpose::Inspect).map_err(|e| Error::io(dir, e))?;
-        let read_dir = std::fs::read_dir(reopen_path(&opened, abs)).map_err(|e| Error::io(dir, e))?;
-        let mut found: Vec<(String, EntryKind)> = Vec::new();
-        for entry in read_dir {
-            if self.call.is_cancelled() {
-                return Err(Error::Cancelled);
-            }
-            let entry = entry.map_err(|e| Error::io(dir, e))?;
-            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-                tracing::warn!(directory = %dir, name = ?entry.file_name(), "skipping an entry whose name is not UTF-8");
-                continue;
-            };
-            let kind = entry_kind(&entry).map_err(|e| Error::io(dir, e))?;
-            if kind == EntryKind::Directory && !self.options.include_hidden && is_hidden_name(&name) {
-                continue;
-            }
-            // The temporary file of an interrupted write is not user content.
-            if kind == EntryKind::File && is_temp_name(&name) {
-                continue;
-            }
-            found.push((name, kind));
-        }
-        found.sort_unstable_by(|(a, _), (b, _)| a.as_bytes().cmp(b.as_bytes()));
-
+        // Only a cancellation leaves an expanded directory unread.
+        let found = self.read.remove(abs).unwrap_or(Err(Error::Cancelled))?;
         let expand = self.options.depth.is_none_or(|depth| level < depth.get());
         let mut res = Vec::with_capacity(found.len());
         for (name, kind) in found {
@@ -246,6 +333,19 @@ mod tests {
         touch(&ws, "build/out.o");
         assert_eq!(list(&ws, "project/", None, false), ".clang-format\nbuild/\n  out.o\n");
         assert_eq!(list(&ws, "project/", None, true), ".clang-format\n.git/\n  config\nbuild/\n  out.o\n");
+    }
+
+    #[test]
+    fn directories_read_in_parallel_assemble_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = service(dir.path());
+        let mut expected = String::new();
+        for i in 0..40 {
+            touch(&ws, &format!("d{i:02}/sub/f.txt"));
+            touch(&ws, &format!("d{i:02}/g.txt"));
+            expected.push_str(&format!("d{i:02}/\n  g.txt\n  sub/\n    f.txt\n"));
+        }
+        assert_eq!(list(&ws, "project/", None, false), expected);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 const MAX_LINES: usize = 600;
 
 /// Files over [`MAX_LINES`] that other work is splitting, with the most lines each may have.
-const OVERSIZED: &[(&str, usize)] =
+const OVERSIZED: &[(&str, usize)] = &[("src/clangd/mod.rs", 1169), ("src/clangd/session.rs", 647)];
 
 /// Where the command line may be named: its parser, its validation, and the binary.
 fn may_import_config(rel: &str) -> bool {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use rmcp::model::ResourceContents;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use super::{ResourceLinks, blocking, blocking_read, complete_path, parameter_error, params, path_argument};
 use crate::call::Call;
@@ -52,6 +53,29 @@ pub enum EntryKindResult {
     Other,
 }
 
+impl From<EntryKind> for EntryKindResult {
+    fn from(kind: EntryKind) -> EntryKindResult {
+        match kind {
+            EntryKind::File => EntryKindResult::File,
+            EntryKind::Directory => EntryKindResult::Directory,
+            EntryKind::Symlink => EntryKindResult::Symlink,
+            EntryKind::Other => EntryKindResult::Other,
+        }
+    }
+}
+
+impl EntryKindResult {
+    /// The serialized name.
+    fn name(self) -> &'static str {
+        match self {
+            EntryKindResult::File => "file",
+            EntryKindResult::Directory => "directory",
+            EntryKindResult::Symlink => "symlink",
+            EntryKindResult::Other => "other",
+        }
+    }
+}
+
 /// One entry of the tree.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(rename = "TreeEntry")]
@@ -74,32 +98,34 @@ pub struct WorkspaceListResult {
     pub resources: ResourceLinks,
 }
 
-/// By value: each entry of the listing is dropped as its result is built, so a large tree is
-/// never held twice.
-impl From<tree::TreeEntry> for TreeEntryResult {
-    fn from(entry: tree::TreeEntry) -> TreeEntryResult {
-        let kind = match entry.kind {
-            EntryKind::File => EntryKindResult::File,
-            EntryKind::Directory => EntryKindResult::Directory,
-            EntryKind::Symlink => EntryKindResult::Symlink,
-            EntryKind::Other => EntryKindResult::Other,
-        };
-        TreeEntryResult {
-            path: entry.path.to_string(),
-            kind,
-            children: entry.children.map(|children| children.into_iter().map(TreeEntryResult::from).collect()),
-        }
-    }
+/// Above this much drawing, `workspace_list` text stops and counts the entries it left out: a
+/// drawing of tens of thousands of lines is no use to a model, and the structured result has them.
+pub const TREE_TEXT_LIMIT: usize = 256 * 1024;
+
+/// The structured result, built as JSON straight from the listing, which it takes apart entry by
+/// entry: the tree is never held both typed and as JSON. Equal to serializing a
+/// [`WorkspaceListResult`] (tested).
+fn structured(listing: DirectoryTree) -> Value {
+    let mut res = Map::new();
+    res.insert("path".into(), Value::String(listing.path.into_string()));
+    res.insert("entries".into(), entries_json(listing.entries));
+    res.insert("resources".into(), Value::Object(Map::new()));
+    Value::Object(res)
 }
 
-impl From<DirectoryTree> for WorkspaceListResult {
-    fn from(listing: DirectoryTree) -> WorkspaceListResult {
-        WorkspaceListResult {
-            path: listing.path.to_string(),
-            entries: listing.entries.into_iter().map(TreeEntryResult::from).collect(),
-            resources: ResourceLinks::new(),
-        }
-    }
+fn entries_json(entries: Vec<tree::TreeEntry>) -> Value {
+    Value::Array(
+        entries
+            .into_iter()
+            .map(|entry| {
+                let mut res = Map::new();
+                res.insert("path".into(), Value::String(entry.path.into_string()));
+                res.insert("kind".into(), Value::String(EntryKindResult::from(entry.kind).name().into()));
+                res.insert("children".into(), entry.children.map_or(Value::Null, entries_json));
+                Value::Object(res)
+            })
+            .collect(),
+    )
 }
 
 pub fn register(registry: &mut Registry, resources: &mut Resources, workspace: &Arc<WorkspaceService>) {
@@ -127,9 +153,13 @@ pub fn register(registry: &mut Registry, resources: &mut Resources, workspace: &
                     })?),
                 };
                 let options = ListOptions { depth, include_hidden: args.include_hidden };
-                let listing = blocking(move || ws.list(&path, options, &call)).await?;
-                let text = render::tree::tree(&listing);
-                Ok(ToolOutput::new(text, WorkspaceListResult::from(listing)))
+                // Drawn and converted on the blocking thread that listed it.
+                let (text, value) = blocking(move || {
+                    let listing = ws.list(&path, options, &call)?;
+                    Ok((render::tree::tree_limited(&listing, TREE_TEXT_LIMIT), structured(listing)))
+                })
+                .await?;
+                Ok(ToolOutput::<WorkspaceListResult>::json(text, value))
             }
         },
     );
@@ -169,4 +199,53 @@ pub fn register(registry: &mut Registry, resources: &mut Resources, workspace: &
         },
         Some(completer),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::path::QualifiedPath;
+
+    impl From<tree::TreeEntry> for TreeEntryResult {
+        fn from(entry: tree::TreeEntry) -> TreeEntryResult {
+            TreeEntryResult {
+                path: entry.path.to_string(),
+                kind: entry.kind.into(),
+                children: entry.children.map(|children| children.into_iter().map(TreeEntryResult::from).collect()),
+            }
+        }
+    }
+
+    fn entry(path: &str, kind: EntryKind, children: Option<Vec<tree::TreeEntry>>) -> tree::TreeEntry {
+        tree::TreeEntry { path: QualifiedPath::parse(path).unwrap(), kind, children }
+    }
+
+    #[test]
+    fn the_json_built_from_a_listing_is_the_typed_result_serialized() {
+        let listing = || DirectoryTree {
+            path: QualifiedPath::parse("project/").unwrap(),
+            entries: vec![
+                entry(
+                    "project/src",
+                    EntryKind::Directory,
+                    Some(vec![
+                        entry("project/src/empty", EntryKind::Directory, Some(Vec::new())),
+                        entry("project/src/deep", EntryKind::Directory, None),
+                        entry("project/src/main.cpp", EntryKind::File, None),
+                    ]),
+                ),
+                entry("project/link", EntryKind::Symlink, None),
+                entry("project/fifo", EntryKind::Other, None),
+            ],
+        };
+        let typed = {
+            let listing = listing();
+            WorkspaceListResult {
+                path: listing.path.to_string(),
+                entries: listing.entries.into_iter().map(TreeEntryResult::from).collect(),
+                resources: ResourceLinks::new(),
+            }
+        };
+        assert_eq!(structured(listing()), serde_json::to_value(&typed).unwrap());
+    }
 }

@@ -185,6 +185,16 @@ impl QualifiedPath {
         Some(QualifiedPath { area: self.area, rel })
     }
 
+    /// The canonical text (as `Display` writes it), without formatting machinery.
+    pub fn into_string(self) -> String {
+        let prefix = self.area.prefix();
+        let mut res = String::with_capacity(prefix.len() + 1 + self.rel.len());
+        res.push_str(prefix);
+        res.push('/');
+        res.push_str(&self.rel);
+        res
+    }
+
     /// Appends one validated file-name component (a name read from the file system).
     /// Returns `None` when the name could not be written as a workspace path.
     pub fn join_name(&self, name: &str) -> Option<QualifiedPath> {
