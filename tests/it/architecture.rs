@@ -5,16 +5,12 @@
 //!   lives): the services define the option types they take (`toolchain::options`,
 //!   `cmake::options`, `admin::options`), `config/` builds them, and `app.rs` needs neither
 //!   `config` nor `cli`. Only `src/config/`, `src/cli.rs` and `src/main.rs` may name them.
-//! - No `src/**/*.rs` file is longer than [`MAX_LINES`], except the files of [`OVERSIZED`], each of
-//!   which may not grow beyond the length it had when the rule was introduced.
+//! - No `src/**/*.rs` file is longer than [`MAX_LINES`].
 
 use std::path::{Path, PathBuf};
 
 /// The longest a source file may be.
 const MAX_LINES: usize = 600;
-
-/// Files over [`MAX_LINES`] that other work is splitting, with the most lines each may have.
-const OVERSIZED: &[(&str, usize)] = &[("src/clangd/mod.rs", 1169), ("src/clangd/session.rs", 647)];
 
 /// Where the command line may be named: its parser, its validation, and the binary.
 fn may_import_config(rel: &str) -> bool {
@@ -109,23 +105,11 @@ fn no_service_imports_config_or_cli() {
 
 #[test]
 fn no_source_file_is_longer_than_600_lines() {
-    let sources = all_sources();
-    let mut problems = Vec::new();
-    for (rel, text) in &sources {
-        let lines = text.lines().count();
-        let limit = OVERSIZED.iter().find(|(path, _)| path == rel).map_or(MAX_LINES, |(_, ceiling)| *ceiling);
-        if lines > limit {
-            problems.push(format!("{rel}: {lines} lines (at most {limit})"));
-        }
-    }
-    for (path, _) in OVERSIZED {
-        match sources.iter().find(|(rel, _)| rel == path) {
-            Some((_, text)) if text.lines().count() <= MAX_LINES => {
-                problems.push(format!("{path} is no longer over {MAX_LINES} lines: drop it from OVERSIZED"));
-            }
-            Some(_) => {}
-            None => problems.push(format!("{path} does not exist any more: drop it from OVERSIZED")),
-        }
-    }
+    let problems: Vec<String> = all_sources()
+        .iter()
+        .map(|(rel, text)| (rel, text.lines().count()))
+        .filter(|&(_, lines)| lines > MAX_LINES)
+        .map(|(rel, lines)| format!("{rel}: {lines} lines (at most {MAX_LINES})"))
+        .collect();
     assert!(problems.is_empty(), "split long files by job:\n{}", problems.join("\n"));
 }
