@@ -1,6 +1,6 @@
 // Debian's Chromium driven by playwright-core (no browser download). Without the binary the browser
 // tests fail under CI and are skipped, loudly, elsewhere.
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -68,7 +68,8 @@ export function browserScript(dir, debugPort) {
     `--user-data-dir=${profile}`,
     `--remote-debugging-port=${debugPort}`,
   ];
-  writeFileSync(script, `#!/bin/sh\nPATH=/usr/local/bin:/usr/bin:/bin; export PATH\nexec '${executablePath}' ${flags.map((f) => `'${f}'`).join(" ")} "$1" >'${profile}.log' 2>&1\n`);
+  // The script records its pid, which `exec` hands to Chromium, so `close` can wait for it to exit.
+  writeFileSync(script, `#!/bin/sh\nPATH=/usr/local/bin:/usr/bin:/bin; export PATH\necho $$ >'${profile}.pid'\nexec '${executablePath}' ${flags.map((f) => `'${f}'`).join(" ")} "$1" >'${profile}.log' 2>&1\n`);
   chmodSync(script, 0o755);
   return {
     script,
@@ -86,8 +87,13 @@ export function browserScript(dir, debugPort) {
               await session?.send("Browser.close").catch(() => {});
               await browser.close().catch(() => {});
               for (let i = 0; i < 100 && (await listening(debugPort)); i++) await new Promise((ok) => setTimeout(ok, 100));
+              // Chromium closes its debugging port early in its shutdown and writes its profile until
+              // it exits: wait for the process, then remove the profile.
+              const pid = Number(readFileSync(`${profile}.pid`, "utf8"));
+              for (let i = 0; i < 200 && alive(pid); i++) await new Promise((ok) => setTimeout(ok, 50));
               rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
               rmSync(`${profile}.log`, { force: true });
+              rmSync(`${profile}.pid`, { force: true });
             },
           };
         } catch (error) {
@@ -97,4 +103,14 @@ export function browserScript(dir, debugPort) {
       }
     },
   };
+}
+
+/** Whether the process `pid` still exists (a zombie counts until its parent reaps it). */
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }

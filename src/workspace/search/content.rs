@@ -10,10 +10,10 @@ use super::{CHUNK_SIZE, Content};
 pub(super) fn read_whole(file: &mut File, size_hint: u64, buf: &mut Vec<u8>) -> io::Result<Content> {
     buf.clear();
     buf.reserve(usize::try_from(size_hint).unwrap_or(0).saturating_add(1));
-    let mut checked = 0;
+    let (mut checked, mut has_cr) = (0, false);
     loop {
         let n_read = file.by_ref().take(CHUNK_SIZE as u64).read_to_end(buf)?;
-        match check_text(&buf[checked..]) {
+        match check_text(&buf[checked..], &mut has_cr) {
             Checked::Valid(n_valid) => checked += n_valid,
             Checked::Invalid(content) => return Ok(content),
         }
@@ -23,7 +23,7 @@ pub(super) fn read_whole(file: &mut File, size_hint: u64, buf: &mut Vec<u8>) -> 
         }
     }
     // A multi-byte sequence cut off by the end of the file.
-    Ok(if checked == buf.len() { Content::Text } else { Content::NotUtf8 })
+    Ok(if checked == buf.len() { Content::Text { has_cr } } else { Content::NotUtf8 })
 }
 
 /// Reads a file chunk by chunk through `buf`, checking for NUL bytes and invalid UTF-8.
@@ -31,14 +31,14 @@ pub(super) fn check_streamed(file: &mut File, buf: &mut Vec<u8>) -> io::Result<C
     buf.clear();
     buf.resize(CHUNK_SIZE, 0);
     // Bytes at the front of `buf` that start a multi-byte sequence continued in the next chunk.
-    let mut carried = 0;
+    let (mut carried, mut has_cr) = (0, false);
     loop {
         let n_read = file.read(&mut buf[carried..])?;
         if n_read == 0 {
-            return Ok(if carried == 0 { Content::Text } else { Content::NotUtf8 });
+            return Ok(if carried == 0 { Content::Text { has_cr } } else { Content::NotUtf8 });
         }
         let end = carried + n_read;
-        match check_text(&buf[..end]) {
+        match check_text(&buf[..end], &mut has_cr) {
             Checked::Valid(n_valid) => {
                 buf.copy_within(n_valid..end, 0);
                 carried = end - n_valid;
@@ -55,8 +55,20 @@ enum Checked {
     Invalid(Content),
 }
 
-fn check_text(bytes: &[u8]) -> Checked {
-    if memchr::memchr(0, bytes).is_some() {
+/// Checks `bytes` for NUL and UTF-8, and sets `has_cr` when they hold a CR: one pass finds both
+/// (text without CR pays nothing more for line endings).
+fn check_text(bytes: &[u8], has_cr: &mut bool) -> Checked {
+    let nul = match *has_cr {
+        true => memchr::memchr(0, bytes),
+        false => match memchr::memchr2(0, b'\r', bytes) {
+            Some(at) if bytes[at] == b'\r' => {
+                *has_cr = true;
+                memchr::memchr(0, &bytes[at..])
+            }
+            found => found,
+        },
+    };
+    if nul.is_some() {
         return Checked::Invalid(Content::Binary);
     }
     match std::str::from_utf8(bytes) {

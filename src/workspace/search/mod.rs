@@ -362,7 +362,10 @@ struct FoundLine {
 
 /// What reading a file found out about its contents.
 enum Content {
-    Text,
+    /// Valid UTF-8 without NUL; `has_cr`: it contains a CR (so lone CRs may end lines).
+    Text {
+        has_cr: bool,
+    },
     /// Contains a NUL byte.
     Binary,
     NotUtf8,
@@ -441,14 +444,14 @@ impl<'a> Worker<'a> {
             true => read_whole(&mut file, size, &mut self.buf),
             false => check_streamed(&mut file, &mut self.buf),
         };
-        match content {
-            Ok(Content::Text) => {}
+        let has_cr = match content {
+            Ok(Content::Text { has_cr }) => has_cr,
             Ok(Content::Binary | Content::NotUtf8) => {
                 lock(&self.shared.skipped_files).push(rel_path);
                 return WalkState::Continue;
             }
             Err(_) => return WalkState::Continue,
-        }
+        };
         self.found.clear();
         self.copies.clear();
         let mut sink = LineSink {
@@ -460,10 +463,12 @@ impl<'a> Worker<'a> {
             copies: (!whole).then_some(&mut self.copies),
         };
         // Lines also end at a lone CR: it becomes LF (same offsets) before the LF-splitting searcher
-        // runs; a file without CR costs one memchr pass.
+        // runs; the text check already found whether the file holds a CR at all.
         let searched = match whole {
             true => {
-                crate::text::replace_lone_cr(&mut self.buf);
+                if has_cr {
+                    crate::text::replace_lone_cr(&mut self.buf);
+                }
                 self.slice_searcher.search_slice(&self.plan.matcher, &self.buf, &mut sink)
             }
             false => match file.rewind() {

@@ -287,7 +287,7 @@ fn content_of(contents: &[u8]) -> &'static str {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "f", contents);
     let name = |content: Content| match content {
-        Content::Text => "text",
+        Content::Text { .. } => "text",
         Content::Binary => "binary",
         Content::NotUtf8 => "not utf-8",
     };
@@ -360,4 +360,28 @@ fn invalid_options_are_rejected() {
     assert!(matches!(err(options("a\nb")), SearchError::LineBreakInQuery));
     let missing = search(&dir.path().join("missing"), &options("x"), &|_, _| {}, &|| false);
     assert!(matches!(missing, Err(SearchError::StartUnreadable { .. })));
+}
+
+#[test]
+fn the_text_check_finds_a_cr_anywhere_and_a_nul_after_it() {
+    let cases: [(Vec<u8>, Option<bool>); 5] = [
+        (b"one\ntwo\n".to_vec(), Some(false)),
+        (b"one\r\ntwo\r\n".to_vec(), Some(true)),
+        ([vec![b'a'; CHUNK_SIZE + 10], b"\rb".to_vec()].concat(), Some(true)),
+        (b"one\rtwo\0".to_vec(), None),
+        ([vec![b'a'; CHUNK_SIZE + 10], b"\r\nb\0".to_vec()].concat(), None),
+    ];
+    for (contents, expected) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "f", &contents);
+        let seen = |content: Content| match content {
+            Content::Text { has_cr } => Some(has_cr),
+            Content::Binary => None,
+            Content::NotUtf8 => panic!("valid UTF-8"),
+        };
+        let mut buf = Vec::new();
+        let whole = seen(read_whole(&mut File::open(dir.path().join("f")).unwrap(), 0, &mut buf).unwrap());
+        let streamed = seen(check_streamed(&mut File::open(dir.path().join("f")).unwrap(), &mut buf).unwrap());
+        assert_eq!((whole, streamed), (expected, expected), "{} bytes", contents.len());
+    }
 }
