@@ -13,9 +13,8 @@
 
 use std::sync::Arc;
 
-use super::options::{CmakeDefine, CmakeProfileSpec, DEFAULT_GENERATOR, ProfileKind};
+use super::options::{CmakeProfileSpec, DEFAULT_GENERATOR, PlainProfile, ProfileKind};
 use crate::toolchain::Toolset;
-use crate::toolchain::spec::ToolSpec;
 use crate::workspace::path::{Area, QualifiedPath};
 
 /// The name of the automatic presets profile.
@@ -86,24 +85,11 @@ pub struct Definition {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DefinitionKind {
-    Plain(Plain),
+    Plain(PlainProfile),
     /// Explicit preset lists (checked against the listing).
     Presets(Presets),
     /// The automatic `presets` profile: every listed preset.
     AllPresets,
-}
-
-/// A plain profile's settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plain {
-    pub build_directory: QualifiedPath,
-    pub generator: String,
-    pub c_compiler: Option<&'static ToolSpec>,
-    pub cxx_compiler: Option<&'static ToolSpec>,
-    pub toolchain_file: Option<QualifiedPath>,
-    pub defines: Vec<CmakeDefine>,
-    pub compiler_launcher: Option<&'static ToolSpec>,
-    pub sanitizers: Vec<String>,
 }
 
 /// A preset profile's settings.
@@ -118,16 +104,7 @@ impl Definition {
     /// The operator's `--cmake-profile`.
     pub fn explicit(spec: &CmakeProfileSpec) -> Definition {
         let kind = match &spec.kind {
-            ProfileKind::Plain(plain) => DefinitionKind::Plain(Plain {
-                build_directory: plain.build_directory.clone(),
-                generator: plain.generator.clone(),
-                c_compiler: plain.c_compiler,
-                cxx_compiler: plain.cxx_compiler,
-                toolchain_file: plain.toolchain_file.clone(),
-                defines: plain.defines.clone(),
-                compiler_launcher: plain.compiler_launcher,
-                sanitizers: plain.sanitizers.clone(),
-            }),
+            ProfileKind::Plain(plain) => DefinitionKind::Plain(plain.clone()),
             ProfileKind::Presets(presets) => DefinitionKind::Presets(Presets {
                 build_directory: presets.build_directory.clone(),
                 lists: PresetLists {
@@ -161,7 +138,7 @@ impl Definition {
                 name: configuration.to_owned(),
                 toolset: toolset.to_owned(),
                 configuration: Some(configuration.to_owned()),
-                kind: DefinitionKind::Plain(Plain {
+                kind: DefinitionKind::Plain(PlainProfile {
                     build_directory: default_build_directory(configuration),
                     generator: DEFAULT_GENERATOR.to_owned(),
                     c_compiler: None,
@@ -234,7 +211,7 @@ pub struct Profile {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mode {
-    Plain(Plain),
+    Plain(PlainProfile),
     Presets(Presets),
 }
 

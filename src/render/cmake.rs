@@ -259,7 +259,8 @@ mod tests {
     use expect_test::expect;
 
     use super::*;
-    use crate::cmake::profile::{Plain, PresetLists, Presets};
+    use crate::cmake::PlainProfile;
+    use crate::cmake::profile::{PresetLists, Presets};
     use crate::cmake::{TestCase, TestStatus};
     use crate::toolchain::{SYSTEM_NAME, Toolset, ToolsetId};
 
@@ -277,7 +278,7 @@ mod tests {
             name: "Debug".into(),
             toolset: system(),
             configuration: Some("Debug".into()),
-            mode: Mode::Plain(Plain {
+            mode: Mode::Plain(PlainProfile {
                 build_directory: q("storage/build/cmake-Debug"),
                 generator: "Ninja".into(),
                 c_compiler: None,
