@@ -163,7 +163,7 @@ fn json_size<T: serde::Serialize + ?Sized>(value: &T) -> usize {
         }
     }
     let mut count = Count(0);
-    match serde_json::to_writer(&mut count, value) {
+    match crate::server::raw_json::to_writer(&mut count, value) {
         Ok(()) => count.0,
         Err(_) => 0,
     }

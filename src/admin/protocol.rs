@@ -174,7 +174,7 @@ pub enum FrameError {
 
 /// One message as a line, newline included.
 pub fn encode(message: &Message) -> Result<Vec<u8>, FrameError> {
-    let mut line = serde_json::to_vec(message).map_err(FrameError::Invalid)?;
+    let mut line = crate::server::raw_json::to_vec(message).map_err(FrameError::Invalid)?;
     if line.len() > MAX_FRAME {
         return Err(FrameError::TooLong);
     }

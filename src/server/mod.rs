@@ -21,6 +21,7 @@ mod process_args;
 mod process_match;
 pub mod process_tools;
 pub mod quality_tools;
+pub mod raw_json;
 pub mod registry;
 pub mod resources;
 pub mod schema;

@@ -65,8 +65,9 @@ pub struct ToolOutput<R> {
 
 enum Structured<R> {
     Typed(R),
-    /// Built as JSON by the tool itself, for results too large to hold both typed and as JSON;
-    /// it must equal the serialization of an `R` (each such tool tests this).
+    /// Serialized by the tool itself, for results of so many objects that a `Value` of them would
+    /// cost far more than their JSON text (see [`super::raw_json`]); it must equal the
+    /// serialization of an `R` (each such tool tests this).
     Json(Value),
 }
 
@@ -75,7 +76,7 @@ impl<R> ToolOutput<R> {
         ToolOutput { text: text.into(), value: Structured::Typed(value) }
     }
 
-    /// A result whose structured value the tool built as JSON, shaped as `R`.
+    /// A result whose structured value the tool serialized itself, shaped as `R`.
     pub fn json(text: impl Into<String>, value: Value) -> ToolOutput<R> {
         ToolOutput { text: text.into(), value: Structured::Json(value) }
     }

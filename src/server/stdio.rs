@@ -29,6 +29,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::raw_json;
 use super::tasks::wire;
 
 /// Clients drop larger messages; no line we write exceeds this.
@@ -103,8 +104,8 @@ fn error_reply(id: Value, code: i64, message: &str) -> Value {
 pub fn outgoing_line(message: &ServerJsonRpcMessage) -> Vec<u8> {
     let mut line = Vec::with_capacity(256);
     let written = match wire::outgoing(message) {
-        Some(rewritten) => serde_json::to_writer(&mut line, &rewritten),
-        None => serde_json::to_writer(&mut line, message),
+        Some(rewritten) => raw_json::to_writer(&mut line, &rewritten),
+        None => raw_json::to_writer(&mut line, message),
     };
     if let Err(err) = written {
         tracing::error!("cannot serialize an outgoing message: {err}");

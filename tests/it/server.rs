@@ -144,7 +144,7 @@ async fn external_reads_use_input_required_rounds_on_2026_sessions() {
         let (server_io, client_io) = tokio::io::duplex(1 << 20);
         let server = ws.server(Duration::ZERO);
         tokio::spawn(async move {
-            if let Ok(running) = rmcp::ServiceExt::serve(server, server_io).await {
+            if let Ok(running) = rmcp::ServiceExt::serve(server, forgemcp::server::duplex::transport(server_io)).await {
                 let _ = running.waiting().await;
             }
         });

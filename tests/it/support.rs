@@ -205,7 +205,7 @@ pub fn text(result: &CallToolResult) -> &str {
 /// The structured content of a successful result.
 pub fn structured(result: &CallToolResult) -> &Value {
     assert_ne!(result.is_error, Some(true), "unexpected tool error: {}", text(result));
-    result.structured_content.as_ref().expect("structured content")
+    result.structured_content.as_ref().unwrap_or_else(|| panic!("structured content: {result:?}"))
 }
 
 /// Asserts the result is a tool error and returns its text.

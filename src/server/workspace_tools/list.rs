@@ -1,22 +1,26 @@
 //! `workspace_list` and `forgemcp://workspace/list{?path,depth,include_hidden}`.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use rmcp::model::ResourceContents;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde::ser::SerializeStruct as _;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
 
 use super::{ResourceLinks, blocking, blocking_read, complete_path, parameter_error, params, path_argument};
 use crate::call::Call;
 use crate::render;
+use crate::server::raw_json;
 use crate::server::registry::{Annotations, Registry, ToolError, ToolOutput, ToolSpec};
 use crate::server::resources::{Completer, ResourceSpec, Resources};
 use crate::server::uri_template::Variables;
 use crate::widgets::{Icon, Widget};
 use crate::workspace::WorkspaceService;
+use crate::workspace::path::QualifiedPath;
 use crate::workspace::tree::{self, DirectoryTree, EntryKind, ListOptions};
 
 fn default_directory() -> String {
@@ -64,18 +68,6 @@ impl From<EntryKind> for EntryKindResult {
     }
 }
 
-impl EntryKindResult {
-    /// The serialized name.
-    fn name(self) -> &'static str {
-        match self {
-            EntryKindResult::File => "file",
-            EntryKindResult::Directory => "directory",
-            EntryKindResult::Symlink => "symlink",
-            EntryKindResult::Other => "other",
-        }
-    }
-}
-
 /// One entry of the tree.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(rename = "TreeEntry")]
@@ -102,30 +94,67 @@ pub struct WorkspaceListResult {
 /// drawing of tens of thousands of lines is no use to a model, and the structured result has them.
 pub const TREE_TEXT_LIMIT: usize = 256 * 1024;
 
-/// The structured result, built as JSON straight from the listing, which it takes apart entry by
-/// entry: the tree is never held both typed and as JSON. Equal to serializing a
-/// [`WorkspaceListResult`] (tested).
-fn structured(listing: DirectoryTree) -> Value {
-    let mut res = Map::new();
-    res.insert("path".into(), Value::String(listing.path.into_string()));
-    res.insert("entries".into(), entries_json(listing.entries));
-    res.insert("resources".into(), Value::Object(Map::new()));
-    Value::Object(res)
+/// The structured result, serialized straight from the listing, which it takes apart entry by
+/// entry, so each entry's memory is freed once it is written: the tree is never held typed or as a
+/// `serde_json::Value` (see [`raw_json`]). Equal to serializing a [`WorkspaceListResult`] (tested).
+fn structured(listing: DirectoryTree) -> serde_json::Result<Value> {
+    raw_json::embed(&ListingJson { path: listing.path, entries: EntriesJson(Cell::new(listing.entries)) })
 }
 
-fn entries_json(entries: Vec<tree::TreeEntry>) -> Value {
-    Value::Array(
-        entries
-            .into_iter()
-            .map(|entry| {
-                let mut res = Map::new();
-                res.insert("path".into(), Value::String(entry.path.into_string()));
-                res.insert("kind".into(), Value::String(EntryKindResult::from(entry.kind).name().into()));
-                res.insert("children".into(), entry.children.map_or(Value::Null, entries_json));
-                Value::Object(res)
-            })
-            .collect(),
-    )
+/// A listing shaped as a [`WorkspaceListResult`].
+struct ListingJson {
+    path: QualifiedPath,
+    entries: EntriesJson,
+}
+
+/// Entries shaped as a list of [`TreeEntryResult`]; serializing them consumes them.
+struct EntriesJson(Cell<Vec<tree::TreeEntry>>);
+
+/// A path as its canonical text, written without building it.
+struct PathJson<'a>(&'a QualifiedPath);
+
+impl Serialize for ListingJson {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut res = serializer.serialize_struct("WorkspaceListResult", 3)?;
+        res.serialize_field("path", &PathJson(&self.path))?;
+        res.serialize_field("entries", &self.entries)?;
+        res.serialize_field("resources", &ResourceLinks::new())?;
+        res.end()
+    }
+}
+
+impl Serialize for EntriesJson {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // Each entry is dropped as soon as it is written.
+        serializer.collect_seq(self.0.take().into_iter().map(|entry| EntryJson {
+            path: entry.path,
+            kind: entry.kind.into(),
+            children: entry.children.map(|children| EntriesJson(Cell::new(children))),
+        }))
+    }
+}
+
+/// An entry shaped as a [`TreeEntryResult`].
+struct EntryJson {
+    path: QualifiedPath,
+    kind: EntryKindResult,
+    children: Option<EntriesJson>,
+}
+
+impl Serialize for EntryJson {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut res = serializer.serialize_struct("TreeEntryResult", 3)?;
+        res.serialize_field("path", &PathJson(&self.path))?;
+        res.serialize_field("kind", &self.kind)?;
+        res.serialize_field("children", &self.children)?;
+        res.end()
+    }
+}
+
+impl Serialize for PathJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self.0)
+    }
 }
 
 pub fn register(registry: &mut Registry, resources: &mut Resources, workspace: &Arc<WorkspaceService>) {
@@ -153,12 +182,13 @@ pub fn register(registry: &mut Registry, resources: &mut Resources, workspace: &
                     })?),
                 };
                 let options = ListOptions { depth, include_hidden: args.include_hidden };
-                // Drawn and converted on the blocking thread that listed it.
+                // Drawn and serialized on the blocking thread that listed it.
                 let (text, value) = blocking(move || {
                     let listing = ws.list(&path, options, &call)?;
                     Ok((render::tree::tree_limited(&listing, TREE_TEXT_LIMIT), structured(listing)))
                 })
                 .await?;
+                let value = value.map_err(|err| ToolError::user(&err))?;
                 Ok(ToolOutput::<WorkspaceListResult>::json(text, value))
             }
         },
@@ -204,7 +234,6 @@ pub fn register(registry: &mut Registry, resources: &mut Resources, workspace: &
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workspace::path::QualifiedPath;
 
     impl From<tree::TreeEntry> for TreeEntryResult {
         fn from(entry: tree::TreeEntry) -> TreeEntryResult {
@@ -246,6 +275,7 @@ mod tests {
                 resources: ResourceLinks::new(),
             }
         };
-        assert_eq!(structured(listing()), serde_json::to_value(&typed).unwrap());
+        let embedded = structured(listing()).unwrap();
+        assert_eq!(raw_json::decode(&embedded).unwrap(), serde_json::to_value(&typed).unwrap());
     }
 }
