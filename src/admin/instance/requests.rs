@@ -28,7 +28,7 @@ pub(super) async fn respond(ctx: &Arc<Ctx>, id: String, call: HubRequest) -> Res
     };
     match result {
         Ok(value) => {
-            let size = serde_json::to_vec(&value).map(|v| v.len()).unwrap_or(usize::MAX);
+            let size = crate::server::raw_json::to_vec(&value).map(|v| v.len()).unwrap_or(usize::MAX);
             if size > protocol::MAX_FRAME - RESPONSE_ROOM {
                 Response::err(id, format!("the answer is too large for the panel ({} MiB)", size >> 20))
             } else {
