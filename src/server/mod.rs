@@ -230,7 +230,13 @@ impl ForgeServer {
             },
             Outcome::Protocol(err) => (Err(err.clone()), CallEnd::Error(err)),
             other => {
-                let result = other.into_result().expect("success and failure outcomes carry a result");
+                let mut result = other.into_result().expect("success and failure outcomes carry a result");
+                if context.extensions.get::<raw_json::Wire>().is_none()
+                    && let Some(value) = &mut result.structured_content
+                {
+                    // Another transport writes this reply: no embedded result may reach it.
+                    raw_json::settle(value);
+                }
                 let Some(observer) = &observer else {
                     // No observer (`--no-admin`): the result goes out as it is, never copied.
                     return Ok(CallToolResponse::Complete(result));

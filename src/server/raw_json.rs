@@ -10,6 +10,10 @@
 //! such an object as the JSON text it holds; `Value` trees that contain one (task results,
 //! rewritten messages) keep it intact.
 //!
+//! A request that arrived on one of our transports carries [`Wire`] in its extensions; a result
+//! that leaves for any other transport (rmcp's own, as a library user might choose) gets its
+//! embedded value parsed back first ([`settle`]), so it is right on every transport.
+//!
 //! Architecture invariant: only [`embed`] creates marker keys, always mapped to JSON that
 //! serde_json wrote, and the marker's secret never leaves the process, so content from files,
 //! processes or clients is never written unescaped. An embedded object is never changed.
@@ -49,6 +53,25 @@ pub fn embed<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<Value> {
     let mut res = serde_json::Map::new();
     res.insert(marker().to_owned(), Value::String(text));
     Ok(Value::Object(res))
+}
+
+/// Marks a request that arrived on a transport whose messages are written by [`to_writer`].
+#[derive(Debug, Clone, Copy)]
+pub struct Wire;
+
+/// Parses an embedded value back into a plain `Value` (for a reply that another serializer
+/// writes); any other value is left as it is.
+pub fn settle(value: &mut Value) {
+    let Value::Object(map) = value else { return };
+    let [(key, Value::String(text))] = map.iter().collect::<Vec<_>>()[..] else { return };
+    if key.as_str() != marker() {
+        return;
+    }
+    match serde_json::from_str(text) {
+        Ok(parsed) => *value = parsed,
+        // Never: the text is what serde_json wrote.
+        Err(err) => tracing::error!("an embedded result is not valid JSON: {err}"),
+    }
 }
 
 /// Serializes a message, writing embedded results as the JSON they hold.
@@ -277,6 +300,16 @@ mod tests {
             to_vec(&(numbered.clone(), keyed.clone())).unwrap(),
             serde_json::to_vec(&(numbered, keyed)).unwrap()
         );
+    }
+
+    #[test]
+    fn a_settled_value_is_the_plain_one() {
+        let result = json!({ "path": "project/", "entries": [{ "kind": "file" }] });
+        let mut value = embed(&result).unwrap();
+        settle(&mut value);
+        assert_eq!(value, result);
+        settle(&mut value);
+        assert_eq!(value, result);
     }
 
     #[test]

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use rmcp::RoleServer;
-use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, ServerJsonRpcMessage, ServerResult};
+use rmcp::model::{ClientJsonRpcMessage, GetExtensions as _, JsonRpcMessage, ServerJsonRpcMessage, ServerResult};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -82,7 +82,12 @@ pub fn check_incoming(line: &[u8]) -> Verdict {
     let version_ok = value.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
     wire::incoming(&mut value);
     match serde_json::from_value::<ClientJsonRpcMessage>(value) {
-        Ok(message) => Verdict::Forward(Box::new(message)),
+        Ok(mut message) => {
+            if let JsonRpcMessage::Request(request) = &mut message {
+                request.request.extensions_mut().insert(raw_json::Wire);
+            }
+            Verdict::Forward(Box::new(message))
+        }
         Err(err) => {
             if !is_request && id != Value::Null {
                 // A malformed response to one of our requests: nothing to answer.

@@ -211,3 +211,38 @@ async fn every_call_passes_the_history_observer() {
     assert!(events.contains(&"finish 1 result".to_owned()), "{events:?}");
     assert!(events.contains(&"finish 2 error-result".to_owned()), "{events:?}");
 }
+
+/// A whole-tree listing travels as its JSON text on our transports (`server::raw_json`); on any
+/// other transport, here rmcp's own, the reply is the same plain JSON.
+#[tokio::test]
+async fn a_listing_is_the_same_json_on_our_transport_and_on_rmcps() {
+    let ws = TempWorkspace::new("");
+    for rel in ["README.md", "src/main.cpp", "src/deep/a.h"] {
+        ws.write(rel, "x\n");
+    }
+    let args = json!({ "path": "project/", "depth": null });
+    let ours = ws.connect(TestClient::new()).await;
+    let on_ours = call(&ours, "workspace_list", args.clone()).await;
+
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    let server = ws.server(Duration::ZERO);
+    tokio::spawn(async move {
+        if let Ok(running) = rmcp::ServiceExt::serve(server, server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let theirs = rmcp::ServiceExt::serve(TestClient::new(), client_io).await.expect("client connects");
+    let on_theirs = call(&theirs, "workspace_list", args).await;
+
+    let listing = structured(&on_ours);
+    assert_eq!(listing, structured(&on_theirs));
+    assert_eq!(listing["path"], "project/");
+    let src = &listing["entries"].as_array().expect("entries")[1];
+    assert_eq!(src["path"], "project/src");
+    assert_eq!(src["children"][0]["path"], "project/src/deep");
+    assert_eq!(
+        src["children"][0]["children"][0],
+        json!({ "path": "project/src/deep/a.h", "kind": "file", "children": null })
+    );
+    assert_eq!(text(&on_ours), text(&on_theirs));
+}
