@@ -1,4 +1,5 @@
-//! Per-call latency and memory of the MCP surface, in process (an rmcp client over a duplex pipe).
+//! Per-call latency and memory of the MCP surface, in process (an rmcp client over a duplex pipe,
+//! the server on its own in-process transport, as the admin panel uses it).
 //!
 //! Run with `cargo bench --bench latency`. The tree is `FORGEMCP_BENCH_TREE` when set, else
 //! `<target>/bench-tree` when `cargo bench --bench search` generated it, else a small generated
@@ -179,7 +180,7 @@ async fn serve(roots: Roots) -> Result<Client, String> {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     let server = ForgeServer::new(services, Duration::ZERO);
     tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
+        if let Ok(running) = server.serve(forgemcp::server::duplex::transport(server_io)).await {
             let _ = running.waiting().await;
         }
     });

@@ -79,7 +79,7 @@ pub async fn serve_acceptance_copy() -> Result<Served, String> {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     let server = ForgeServer::new(services.clone(), Duration::ZERO);
     tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
+        if let Ok(running) = server.serve(forgemcp::server::duplex::transport(server_io)).await {
             let _ = running.waiting().await;
         }
     });
