@@ -11,8 +11,13 @@ symbols (`nm -n --demangle`) and sums by crate. Prints medians over several star
     python3 benches/idle_rss.py measure target/release/forgemcp --workspace /path/to/corpus
     python3 benches/idle_rss.py measure BIN --workspace DIR --stage init --runs 5 --crates 25
 
+`--admin` runs the server with its admin panel instead, in a runtime directory of its own, so that it
+starts its own Hub, and measures that Hub's VmRSS too.
+
 `order` runs the same session under valgrind's callgrind and prints, one per line, the (mangled)
-names of the binary's functions that ran, for lld's `--symbol-ordering-file`:
+names of the binary's functions that ran, for lld's `--symbol-ordering-file`: first those of the
+`--no-admin` session, then those a session with the admin panel adds (its link, and a Hub started
+before it, traced until it exits):
 
     python3 benches/idle_rss.py order target/release/forgemcp --workspace DIR > linker/startup-symbols.txt
 
@@ -26,6 +31,7 @@ import bisect
 import json
 import os
 import re
+import signal
 import statistics
 import struct
 import subprocess
@@ -178,33 +184,53 @@ def session(proc, stage):
 
 
 def server_command(args):
-    return [args.binary, "--workspace", args.workspace, "--no-admin", *args.extra]
+    admin = [] if args.admin else ["--no-admin"]
+    return [args.binary, "--workspace", args.workspace, *admin, *args.extra]
+
+
+def vm_rss(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
 
 
 def one_start(args):
-    proc = subprocess.Popen(server_command(args), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    try:
-        session(proc, args.stage)
-        if args.stage == "exec":
-            time.sleep(0.2)
-        if not args.no_settle:
-            settle(proc.pid)
-        with open(f"/proc/{proc.pid}/status") as f:
-            vmrss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
-        maps = smaps(proc.pid)
-        binary = os.path.realpath(args.binary)
-        totals = defaultdict(int)
-        for m in maps:
-            totals[group(m[4], binary)] += m[5]
-        code = [m for m in maps if m[4] == binary and "x" in m[2]]
-        pages = [(p, m) for m in code for p in present_pages(proc.pid, m[0], m[1])]
-        windows = {p // 65536 for p, _ in pages}
-        text_windows = sum((m[1] - m[0] + 65535) // 65536 for m in code)
-        detail = code_by_crate(pages, binary, maps) if args.crates else None
-        return vmrss, dict(totals), len(pages) * PAGE // 1024, (len(windows), text_windows), detail
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=10)
+    """One start: (VmRSS, Rss by mapping group, resident code KiB, (code windows resident, all),
+    code by crate and symbol or None, the Hub's VmRSS or None); KiB."""
+    with tempfile.TemporaryDirectory() as runtime:
+        # With the admin panel: a runtime directory of its own, so the server starts its own Hub.
+        marker = f"FORGEMCP_IDLE_RSS_RUNTIME={runtime}"
+        env = dict(os.environ, XDG_RUNTIME_DIR=runtime, FORGEMCP_IDLE_RSS_RUNTIME=runtime) if args.admin else None
+        proc = subprocess.Popen(
+            server_command(args), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+        )
+        hubs = []
+        try:
+            session(proc, args.stage)
+            if args.stage == "exec":
+                time.sleep(0.2)
+            if not args.no_settle:
+                settle(proc.pid)
+            vmrss = vm_rss(proc.pid)
+            maps = smaps(proc.pid)
+            binary = os.path.realpath(args.binary)
+            totals = defaultdict(int)
+            for m in maps:
+                totals[group(m[4], binary)] += m[5]
+            code = [m for m in maps if m[4] == binary and "x" in m[2]]
+            pages = [(p, m) for m in code for p in present_pages(proc.pid, m[0], m[1])]
+            windows = {p // 65536 for p, _ in pages}
+            text_windows = sum((m[1] - m[0] + 65535) // 65536 for m in code)
+            detail = code_by_crate(pages, binary, maps) if args.crates else None
+            hubs = [pid for pid in processes_with(marker) if pid != proc.pid] if args.admin else []
+            for hub in hubs:
+                settle(hub)
+            hub_rss = sum(vm_rss(hub) for hub in hubs) if hubs else None
+        finally:
+            proc.stdin.close()
+            proc.wait(timeout=10)
+            for hub in hubs:
+                os.kill(hub, signal.SIGTERM)
+        return vmrss, dict(totals), len(pages) * PAGE // 1024, (len(windows), text_windows), detail, hub_rss
 
 
 def executed_functions(profile, binary):
@@ -240,23 +266,59 @@ def executed_functions(profile, binary):
     return list(dict.fromkeys(name for name in names if not name.startswith("0x")))
 
 
+def processes_with(env_entry):
+    """Pids of the processes whose environment holds `env_entry` (`NAME=value`)."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if env_entry.encode() in f.read().split(b"\0"):
+                    pids.append(int(pid))
+        except OSError:
+            pass
+    return pids
+
+
+def profiled_session(args, tmp, admin):
+    """The binary's functions that one session ran under callgrind: `--no-admin`, or with the admin
+    panel, in a runtime directory of its own, where it starts a Hub (traced too, until it exits 10 s
+    after the session); the session lasts 15 s more, for the Hub to start and the server to join."""
+    runtime = os.path.join(tmp, f"runtime-{admin}")
+    os.mkdir(runtime, 0o700)
+    marker = f"FORGEMCP_IDLE_RSS_RUNTIME={runtime}"
+    env = dict(os.environ, XDG_RUNTIME_DIR=runtime, FORGEMCP_IDLE_RSS_RUNTIME=runtime)
+    valgrind = ["valgrind", "--tool=callgrind", "--demangle=no", "--trace-children=yes"]
+    valgrind.append(f"--callgrind-out-file={runtime}/callgrind.%p")
+    args.admin = admin
+    proc = subprocess.Popen(
+        valgrind + server_command(args), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
+    try:
+        session(proc, "list")
+        if admin:
+            time.sleep(15)
+        settle(proc.pid, quiet=1.0, limit=60.0)
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    end = time.time() + 90
+    while processes_with(marker) and time.time() < end:
+        time.sleep(0.5)
+    binary = os.path.realpath(args.binary)
+    names = []
+    for profile in sorted(f for f in os.listdir(runtime) if f.startswith("callgrind.")):
+        names += executed_functions(os.path.join(runtime, profile), binary)
+    return names
+
+
 def order(args):
+    """Start-up functions first (`--no-admin`, as idle RSS is measured), then what the admin panel's
+    start (the instance's link and the Hub it starts) adds."""
     binary = os.path.realpath(args.binary)
     with tempfile.TemporaryDirectory() as tmp:
-        profile = os.path.join(tmp, "callgrind.out")
-        command = ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={profile}"]
-        proc = subprocess.Popen(
-            command + server_command(args), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-        )
-        try:
-            session(proc, "list")
-            settle(proc.pid, quiet=1.0, limit=60.0)
-        finally:
-            proc.stdin.close()
-            proc.wait(timeout=60)
-        names = executed_functions(profile, binary)
+        names = profiled_session(args, tmp, admin=False) + profiled_session(args, tmp, admin=True)
     defined = {line.split()[-1] for line in subprocess.run(["nm", binary], capture_output=True, text=True, check=True).stdout.splitlines()}
-    for name in names:
+    for name in dict.fromkeys(names):
         if name in defined:
             print(name)
 
@@ -274,6 +336,9 @@ def measure(args):
         f"resident code: {mib(med([r[2] for r in runs]))} MiB in {med([r[3][0] for r in runs])} "
         f"of {runs[0][3][1]} 64 KiB windows"
     )
+    if args.admin:
+        hubs = [r[5] for r in runs if r[5] is not None]
+        print(f"Hub VmRSS MiB: median {mib(med(hubs))}" if hubs else "no Hub found")
     if args.crates:
         by_crate, by_symbol = runs[-1][4]
         print("resident code by crate (last run), KiB:")
@@ -294,6 +359,9 @@ def main():
         sub.add_argument("--workspace", required=True)
         sub.add_argument("extra", nargs="*", help="more server arguments (after --)")
         if name == "measure":
+            sub.add_argument(
+                "--admin", action="store_true", help="with the admin panel: it starts a Hub of its own, measured too"
+            )
             sub.add_argument("--stage", choices=["exec", "init", "list"], default="list")
             sub.add_argument("--runs", type=int, default=5)
             sub.add_argument("--no-settle", action="store_true", help="measure right after the last reply")
