@@ -6,8 +6,9 @@
 //! tree. It prints:
 //! - ping and `workspace_file_info` latency (p50/p99) on an idle server;
 //! - the peak of live heap bytes during one whole-tree `workspace_list` and one explicit-range read
-//!   of a 3.95 MB file, counted by this binary's allocator (the whole call: tool, envelope, rmcp's
-//!   serialization on both ends of the pipe, and the client's parse);
+//!   of a 3.95 MB file, counted by this binary's allocator: the server's side of the call (tool,
+//!   envelope, serialization) and the reply's bytes as read, through a client that never parses
+//!   them (an rmcp client would add its own `Value` of the reply);
 //! - ping and file-info latency while 32 whole-tree searches are kept in flight (issue 16.6).
 //!
 //! Figures only; nothing is asserted about speed. It fails only when a call fails.
@@ -30,6 +31,7 @@ use rmcp::model::{CallToolRequestParams, ClientRequest};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
 /// Counts live heap bytes and their peak.
 struct Counting;
@@ -106,7 +108,7 @@ async fn run() -> Result<(), String> {
     std::fs::write(storage.path().join("store/large.hpp"), line.repeat(LARGE_LINES)).map_err(|e| e.to_string())?;
     let roots =
         Roots::new(tree.clone(), std::fs::canonicalize(storage.path().join("store")).map_err(|e| e.to_string())?);
-    let client = serve(roots).await?;
+    let client = serve(server(roots.clone())).await?;
     let info_path = first_file(&tree).ok_or("the tree has no file")?;
     println!("tree: {}; file info on {info_path}", tree.display());
 
@@ -119,17 +121,18 @@ async fn run() -> Result<(), String> {
         ms(&info, 99)
     );
 
+    let mut raw = RawClient::connect(server(roots)).await?;
     let list = json!({ "path": "project/", "depth": null });
-    let (bytes, peak) = peak_of(&client, "workspace_list", list).await?;
+    let (bytes, peak) = peak_of(&mut raw, "workspace_list", list).await?;
     println!(
-        "whole-tree list: reply {:.2} MB, peak live heap during the call +{:.1} MiB",
+        "whole-tree list: reply {:.2} MB, peak live heap during the call +{:.1} MiB (server side and the reply's bytes)",
         bytes as f64 / 1e6,
         mib(peak)
     );
     let read = json!({ "path": "storage/large.hpp", "start_line": 1, "end_line": LARGE_LINES });
-    let (bytes, peak) = peak_of(&client, "workspace_read_file", read).await?;
+    let (bytes, peak) = peak_of(&mut raw, "workspace_read_file", read).await?;
     println!(
-        "3.95 MB read, one call: reply {:.2} MB, peak live heap during the call +{:.1} MiB",
+        "3.95 MB read, one call: reply {:.2} MB, peak live heap during the call +{:.1} MiB (server side and the reply's bytes)",
         bytes as f64 / 1e6,
         mib(peak)
     );
@@ -167,7 +170,8 @@ async fn run() -> Result<(), String> {
     Ok(())
 }
 
-async fn serve(roots: Roots) -> Result<Client, String> {
+/// A server on `roots`, with every service the binary assembles.
+fn server(roots: Roots) -> ForgeServer {
     let processes = ProcessService::new(roots.clone());
     let discovery = DiscoveryOptions {
         cwd: roots.project().to_path_buf(),
@@ -177,14 +181,64 @@ async fn serve(roots: Roots) -> Result<Client, String> {
     };
     let services =
         forgemcp::app::assemble(Arc::new(WorkspaceService::new(roots)), processes, discovery, CmakeOptions::default());
+    ForgeServer::new(services, Duration::ZERO)
+}
+
+/// `server` on its in-process transport, on one end of a duplex pipe; the other end.
+fn spawn(server: ForgeServer) -> DuplexStream {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    let server = ForgeServer::new(services, Duration::ZERO);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(forgemcp::server::duplex::transport(server_io)).await {
             let _ = running.waiting().await;
         }
     });
-    ().serve(client_io).await.map_err(|e| e.to_string())
+    client_io
+}
+
+/// An rmcp client of `server`.
+async fn serve(server: ForgeServer) -> Result<Client, String> {
+    ().serve(spawn(server)).await.map_err(|e| e.to_string())
+}
+
+/// A client that writes request lines and reads reply lines as bytes, never parsing them, so the
+/// allocator counts only the server's side of a call and the reply's bytes.
+struct RawClient {
+    input: BufReader<ReadHalf<DuplexStream>>,
+    output: WriteHalf<DuplexStream>,
+    next_id: u64,
+}
+
+impl RawClient {
+    async fn connect(server: ForgeServer) -> Result<RawClient, String> {
+        let (input, output) = tokio::io::split(spawn(server));
+        let mut res = RawClient { input: BufReader::new(input), output, next_id: 0 };
+        let hello = json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "latency", "version": "1" } });
+        res.request("initialize", hello).await?;
+        res.write(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await?;
+        Ok(res)
+    }
+
+    async fn write(&mut self, message: Value) -> Result<(), String> {
+        let line = format!("{message}\n");
+        self.output.write_all(line.as_bytes()).await.map_err(|e| e.to_string())
+    }
+
+    /// The reply line to one request (notifications before it are skipped).
+    async fn request(&mut self, method: &str, params: Value) -> Result<Vec<u8>, String> {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.write(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })).await?;
+        let reply = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},");
+        loop {
+            let mut line = Vec::new();
+            if self.input.read_until(b'\n', &mut line).await.map_err(|e| e.to_string())? == 0 {
+                return Err(format!("the server closed the pipe before answering {method}"));
+            }
+            if line.starts_with(reply.as_bytes()) {
+                return Ok(line);
+            }
+        }
+    }
 }
 
 fn params(tool: &str, args: &Value) -> CallToolRequestParams {
@@ -210,16 +264,16 @@ async fn light_latencies(client: &Client, path: &str, calls: usize) -> Result<(V
 }
 
 /// The reply size and the peak of live heap bytes above the level before the call.
-async fn peak_of(client: &Client, tool: &str, args: Value) -> Result<(usize, usize), String> {
+async fn peak_of(client: &mut RawClient, tool: &str, args: Value) -> Result<(usize, usize), String> {
     let before = LIVE.load(Ordering::Relaxed);
     PEAK.store(before, Ordering::Relaxed);
-    let result = client.call_tool(params(tool, &args)).await.map_err(|e| e.to_string())?;
+    let line = client.request("tools/call", json!({ "name": tool, "arguments": args })).await?;
     let peak = PEAK.load(Ordering::Relaxed).saturating_sub(before);
-    if result.is_error == Some(true) {
-        return Err(format!("{tool} failed: {:.300}", format!("{result:?}")));
+    let reply: Value = serde_json::from_slice(&line).map_err(|e| e.to_string())?;
+    if reply["result"]["isError"] != json!(false) {
+        return Err(format!("{tool} failed: {:.300}", reply.to_string()));
     }
-    let bytes = serde_json::to_vec(&result).map_err(|e| e.to_string())?.len();
-    Ok((bytes, peak))
+    Ok((line.len(), peak))
 }
 
 fn ms(samples: &[Duration], percentile: usize) -> String {
