@@ -3,7 +3,7 @@
 //! Every child starts in its own process group (Unix) or job object (Windows) through `process-wrap`,
 //! and carries a per-launch marker in its environment ([`TREE_MARKER`]), which its descendants inherit.
 //! On Linux the server and every leader are child subreapers (`prctl(PR_SET_CHILD_SUBREAPER)`, set
-//! in the leader between fork and exec), so a descendant orphaned by a dying parent (for example a
+//! in the leader between its creation and its exec, `leader.rs`), so a descendant orphaned by a dying parent (for example a
 //! daemon that called `setsid`, double-forked and cleared its environment) is re-parented to its
 //! tree's leader while the leader lives, and to the server afterwards, never to init. Killing a tree
 //! then means: stop the process group (SIGSTOP: the leader stays alive, so it keeps adopting
@@ -147,18 +147,6 @@ pub fn own_every_descendant() {
 /// dropping it.
 pub(crate) fn detached_children() -> parking_lot::MutexGuard<'static, BTreeSet<u32>> {
     DETACHED.lock()
-}
-
-/// Sets the child subreaper attribute in a freshly forked leader (before exec, which keeps it), so
-/// its orphans stay below it.
-#[cfg(target_os = "linux")]
-pub(crate) fn leader_pre_exec(command: &mut tokio::process::Command) {
-    let adopt_orphans = || nix::sys::prctl::set_child_subreaper(true).map_err(std::io::Error::from);
-    #[expect(unsafe_code, reason = "pre_exec runs in the forked child; prctl is async-signal-safe")]
-    // SAFETY: the closure only issues the prctl system call: no allocation, no locks.
-    unsafe {
-        command.pre_exec(adopt_orphans);
-    }
 }
 
 /// Kills the strays (see the module docs) when this process owns every descendant; returns the
