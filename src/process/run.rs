@@ -6,8 +6,9 @@
 //! exits, whatever is left of its tree is killed and the pipes are drained to EOF (bounded by a short
 //! grace period, in case something escaped and keeps a pipe open).
 //!
-//! Architecture invariant: this is the only file that constructs OS commands. Children get null or
-//! piped stdin and always piped stdout/stderr: they never inherit the server's stdout (the MCP channel).
+//! Architecture invariant: this is the only file that constructs OS commands (on Linux it hands them
+//! to `leader.rs`, the one place that starts a leader). Children get null or piped stdin and always
+//! piped stdout/stderr: they never inherit the server's stdout (the MCP channel).
 //! Architecture invariant: a supervisor that is dropped (task aborted, runtime shut down) kills its
 //! tree and marks the record `stopped`.
 
