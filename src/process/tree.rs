@@ -87,7 +87,7 @@ impl Tree {
             let _ = killpg(leader, Signal::SIGSTOP);
             let others: HashSet<u32> = leaders.lock().iter().copied().filter(|&pid| pid != self.leader).collect();
             let mut killed: Vec<u32> = Vec::new();
-            let mut kill_round = |spare_leader: bool| {
+            let kill_round = |killed: &mut Vec<u32>, spare_leader: bool| {
                 let mut signalled = false;
                 for (pid, zombie) in linux::members(self, &others) {
                     let spared = zombie || (spare_leader && pid == self.leader) || killed.contains(&pid);
@@ -103,14 +103,17 @@ impl Tree {
             };
             // Bounded: a tree forking faster than it is killed is stopped by the group kill below.
             for _round in 0..16 {
-                if !kill_round(true) {
+                if !kill_round(&mut killed, true) {
                     break;
                 }
             }
             let _ = killpg(leader, Signal::SIGKILL);
             let _ = kill(leader, Signal::SIGKILL);
+            // Found nothing at all (the common end: the leader exited, was reaped, and left nothing
+            // behind): nothing was killed, so nothing was orphaned for another round to find.
+            let found_any = !killed.is_empty();
             for _round in 0..4 {
-                if !kill_round(false) {
+                if !found_any || !kill_round(&mut killed, false) {
                     break;
                 }
             }
