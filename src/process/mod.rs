@@ -17,6 +17,8 @@
 mod checked;
 pub mod detached;
 pub mod journal;
+#[cfg(target_os = "linux")]
+mod leader;
 mod registry;
 mod run;
 pub mod select;

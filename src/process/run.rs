@@ -6,23 +6,30 @@
 //! exits, whatever is left of its tree is killed and the pipes are drained to EOF (bounded by a short
 //! grace period, in case something escaped and keeps a pipe open).
 //!
-//! Architecture invariant: this is the only file that constructs OS commands. Children get null or
-//! piped stdin and always piped stdout/stderr: they never inherit the server's stdout (the MCP channel).
+//! Architecture invariant: this is the only file that constructs OS commands (on Linux it hands them
+//! to `leader.rs`, the one place that starts a leader). Children get null or piped stdin and always
+//! piped stdout/stderr: they never inherit the server's stdout (the MCP channel).
 //! Architecture invariant: a supervisor that is dropped (task aborted, runtime shut down) kills its
 //! tree and marks the record `stopped`.
 
+#[cfg(not(target_os = "linux"))]
 use std::any::Any;
 use std::io;
 use std::path::Path;
 use std::pin::Pin;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
+#[cfg(not(target_os = "linux"))]
+use std::process::Stdio;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop};
+#[cfg(not(target_os = "linux"))]
+use process_wrap::tokio::ChildWrapper;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
+#[cfg(not(target_os = "linux"))]
+use tokio::process::Child;
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 
 use super::journal::Stream;
 use super::registry::{Record, Status};
@@ -37,16 +44,66 @@ const READ_BUFFER: usize = 64 * 1024;
 
 /// A freshly spawned child with its pipes.
 pub(crate) struct Launch {
-    pub child: Box<dyn ChildWrapper>,
+    pub child: Leader,
     pub pid: u32,
     pub stdin: Option<ChildStdin>,
     pub stdout: ChildStdout,
     pub stderr: ChildStderr,
 }
 
+/// Spawns `spec` in `cwd` (already checked) in a new process group as a child subreaper, without
+/// copying the server's address space (`leader.rs`). The leader's pid is registered in `leaders`
+/// before the lock is released, so no reaper can mistake it for an orphan.
+#[cfg(target_os = "linux")]
+pub(crate) fn spawn(spec: &CommandSpec, cwd: &Path, marker: &str, leaders: &Leaders) -> io::Result<Launch> {
+    use std::collections::BTreeMap;
+    use std::ffi::{OsStr, OsString};
+    use std::os::fd::AsFd as _;
+
+    use super::leader::{Plan, Program, spawn};
+
+    let mut env: BTreeMap<OsString, OsString> =
+        if spec.env_clear { BTreeMap::new() } else { std::env::vars_os().collect() };
+    for (key, value) in &spec.env {
+        match value {
+            Some(value) => env.insert(key.clone(), value.clone()),
+            None => env.remove(key),
+        };
+    }
+    env.insert(TREE_MARKER.into(), marker.into());
+    // As std: a bare program name is looked up in the child's `PATH` when the spec changed it, else
+    // in the server's.
+    let search_path = if spec.env_clear || spec.env.contains_key(OsStr::new("PATH")) {
+        env.get(OsStr::new("PATH")).cloned()
+    } else {
+        std::env::var_os("PATH")
+    };
+    let (program, arg0) = match &spec.pinned {
+        Some(pinned) => (Program::Pinned(pinned.file().as_fd()), pinned.path().as_os_str()),
+        None => (Program::Named(spec.executable.as_os_str()), spec.executable.as_os_str()),
+    };
+    let plan = Plan {
+        program,
+        arg0,
+        args: &spec.arguments,
+        env: env.into_iter().collect(),
+        search_path,
+        cwd,
+        null_stdin: matches!(spec.stdin, Stdin::Null),
+    };
+    let mut leaders = leaders.lock();
+    let started = spawn(plan)?;
+    let pid = started.leader.id();
+    leaders.insert(pid);
+    drop(leaders);
+    Ok(Launch { child: started.leader, pid, stdin: started.stdin, stdout: started.stdout, stderr: started.stderr })
+}
+
 /// Spawns `spec` in `cwd` (already checked) in a new process group / job object. The leader's pid is
 /// registered in `leaders` before the lock is released, so no reaper can mistake it for an orphan.
+#[cfg(not(target_os = "linux"))]
 pub(crate) fn spawn(spec: &CommandSpec, cwd: &Path, marker: &str, leaders: &Leaders) -> io::Result<Launch> {
+    use process_wrap::tokio::{CommandWrap, KillOnDrop};
     // Windows: the plain form of verbatim (`\\?\`) paths, so the program's `argv[0]` and current
     // directory look as usual; a path that needs the verbatim form (`verbatim::plain`) keeps it.
     #[cfg(windows)]
@@ -54,11 +111,7 @@ pub(crate) fn spawn(spec: &CommandSpec, cwd: &Path, marker: &str, leaders: &Lead
     #[cfg(not(windows))]
     let executable = &spec.executable;
     #[expect(clippy::disallowed_methods, reason = "the process service is the one place that builds OS commands")]
-    let mut command = match &spec.pinned {
-        #[cfg(target_os = "linux")]
-        Some(pinned) => pinned_command(pinned),
-        _ => tokio::process::Command::new(executable.as_os_str()),
-    };
+    let mut command = tokio::process::Command::new(executable.as_os_str());
     command.args(&spec.arguments).current_dir(cwd.as_os_str());
     if spec.env_clear {
         command.env_clear();
@@ -75,8 +128,6 @@ pub(crate) fn spawn(spec: &CommandSpec, cwd: &Path, marker: &str, leaders: &Lead
         Stdin::Bytes(_) | Stdin::Piped => Stdio::piped(),
     });
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    #[cfg(target_os = "linux")]
-    super::tree::leader_pre_exec(&mut command);
     let mut wrap = CommandWrap::from(command);
     #[cfg(unix)]
     wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
@@ -92,49 +143,41 @@ pub(crate) fn spawn(spec: &CommandSpec, cwd: &Path, marker: &str, leaders: &Lead
     let stdin = child.stdin().take();
     let stdout = child.stdout().take().expect("stdout was configured as piped");
     let stderr = child.stderr().take().expect("stderr was configured as piped");
-    Ok(Launch { child, pid, stdin, stdout, stderr })
+    Ok(Launch { child: Leader(child), pid, stdin, stdout, stderr })
 }
 
-/// A command that execs the file `pinned` holds through `/proc/self/fd/<n>`, with `argv[0]` its
-/// checked path; the descriptor stays open across the exec in the child only (for `#!` scripts).
 #[cfg(target_os = "linux")]
-fn pinned_command(pinned: &super::CheckedExecutable) -> tokio::process::Command {
-    use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd};
-    let fd = pinned.file().as_fd().as_raw_fd();
-    #[expect(clippy::disallowed_methods, reason = "the process service is the one place that builds OS commands")]
-    let mut command = tokio::process::Command::new(format!("/proc/self/fd/{fd}"));
-    command.arg0(pinned.path());
-    let keep_open = move || {
-        // SAFETY: `fd` is open in the forked child (inherited from the spawning process, which holds
-        // the descriptor until the spawn returned).
-        #[expect(unsafe_code, reason = "borrowing a raw descriptor in the forked child")]
-        let fd = unsafe { BorrowedFd::borrow_raw(fd) };
-        rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty()).map_err(io::Error::from)
-    };
-    #[expect(unsafe_code, reason = "pre_exec runs in the forked child; fcntl is async-signal-safe")]
-    // SAFETY: the closure only issues the fcntl system call: no allocation, no locks.
-    unsafe {
-        command.pre_exec(keep_open);
-    }
-    command
-}
+use super::leader::Leader;
 
-/// The `tokio::process::Child` of the leader inside the wrapper stack. Waiting on it (rather than on
-/// the group wrapper) returns when the leader exits, even while other group members still run.
-fn leader_mut(mut wrapper: &mut dyn ChildWrapper) -> Option<&mut Child> {
-    for _ in 0..8 {
-        if (&*wrapper as &dyn Any).is::<Child>() {
-            return (wrapper as &mut dyn Any).downcast_mut::<Child>();
+/// The wrapper stack around the leader's `tokio::process::Child` (group or job object, kill on drop).
+#[cfg(not(target_os = "linux"))]
+pub(crate) struct Leader(Box<dyn ChildWrapper>);
+
+#[cfg(not(target_os = "linux"))]
+impl Leader {
+    /// Waits on the leader's `Child` inside the stack (rather than on the group wrapper), which
+    /// returns when the leader exits, even while other group members still run.
+    async fn wait(&mut self) -> io::Result<ExitStatus> {
+        let mut wrapper: &mut dyn ChildWrapper = self.0.as_mut();
+        for _ in 0..8 {
+            if (&*wrapper as &dyn Any).is::<Child>() {
+                let leader = (wrapper as &mut dyn Any).downcast_mut::<Child>().expect("checked above");
+                return leader.wait().await;
+            }
+            wrapper = wrapper.inner_mut();
         }
-        wrapper = wrapper.inner_mut();
+        Err(io::Error::other("no leader child inside the wrapper stack"))
     }
-    None
+
+    fn start_kill(&mut self) -> io::Result<()> {
+        self.0.start_kill()
+    }
 }
 
 /// Everything the per-child task owns.
 pub(crate) struct Supervisor {
     pub record: Arc<Record>,
-    pub child: Box<dyn ChildWrapper>,
+    pub child: Leader,
     pub leaders: Leaders,
     /// `None` in long-lived mode, where the caller reads stdout through [`RecordedStdout`].
     pub stdout: Option<ChildStdout>,
@@ -163,7 +206,7 @@ impl Supervisor {
         let mut killed: Vec<u32> = Vec::new();
         let total_deadline = timeout.total.map(|total| tokio::time::Instant::from_std(started) + total);
 
-        let kill_tree = |child: &mut Box<dyn ChildWrapper>, killed: &mut Vec<u32>| {
+        let kill_tree = |child: &mut Leader, killed: &mut Vec<u32>| {
             // The tree walk first, while the leader (a subreaper) may still hold the orphans.
             killed.extend(record.tree.kill(&leaders));
             let _ = child.start_kill();
@@ -181,15 +224,8 @@ impl Supervisor {
                 }
                 _ => None,
             };
-            let Some(leader) = leader_mut(child.as_mut()) else {
-                // Cannot happen with the wrappers `spawn` applies; fail safe rather than hang.
-                tracing::error!("process {}: no leader child inside the wrapper stack", record.id);
-                verdict.get_or_insert(Status::StreamFailure);
-                kill_tree(&mut child, &mut killed);
-                break;
-            };
             tokio::select! {
-                status = leader.wait(), if exit.is_none() => {
+                status = child.wait(), if exit.is_none() => {
                     exit = Some(status);
                     ended_at.get_or_insert_with(Instant::now);
                     leaders.lock().remove(&record.pid);
@@ -299,10 +335,8 @@ impl Supervisor {
         drop(stdin);
 
         // Reap the leader if the loop ended before it did (it was killed, so this is quick).
-        if exit.is_none()
-            && let Some(leader) = leader_mut(child.as_mut())
-        {
-            exit = tokio::time::timeout(DRAIN_GRACE, leader.wait()).await.ok();
+        if exit.is_none() {
+            exit = tokio::time::timeout(DRAIN_GRACE, child.wait()).await.ok();
             leaders.lock().remove(&record.pid);
         }
         let status = verdict.unwrap_or_else(|| match &exit {

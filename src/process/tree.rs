@@ -3,7 +3,7 @@
 //! Every child starts in its own process group (Unix) or job object (Windows) through `process-wrap`,
 //! and carries a per-launch marker in its environment ([`TREE_MARKER`]), which its descendants inherit.
 //! On Linux the server and every leader are child subreapers (`prctl(PR_SET_CHILD_SUBREAPER)`, set
-//! in the leader between fork and exec), so a descendant orphaned by a dying parent (for example a
+//! in the leader between its creation and its exec, `leader.rs`), so a descendant orphaned by a dying parent (for example a
 //! daemon that called `setsid`, double-forked and cleared its environment) is re-parented to its
 //! tree's leader while the leader lives, and to the server afterwards, never to init. Killing a tree
 //! then means: stop the process group (SIGSTOP: the leader stays alive, so it keeps adopting
@@ -87,7 +87,7 @@ impl Tree {
             let _ = killpg(leader, Signal::SIGSTOP);
             let others: HashSet<u32> = leaders.lock().iter().copied().filter(|&pid| pid != self.leader).collect();
             let mut killed: Vec<u32> = Vec::new();
-            let mut kill_round = |spare_leader: bool| {
+            let kill_round = |killed: &mut Vec<u32>, spare_leader: bool| {
                 let mut signalled = false;
                 for (pid, zombie) in linux::members(self, &others) {
                     let spared = zombie || (spare_leader && pid == self.leader) || killed.contains(&pid);
@@ -103,14 +103,17 @@ impl Tree {
             };
             // Bounded: a tree forking faster than it is killed is stopped by the group kill below.
             for _round in 0..16 {
-                if !kill_round(true) {
+                if !kill_round(&mut killed, true) {
                     break;
                 }
             }
             let _ = killpg(leader, Signal::SIGKILL);
             let _ = kill(leader, Signal::SIGKILL);
+            // Found nothing at all (the common end: the leader exited, was reaped, and left nothing
+            // behind): nothing was killed, so nothing was orphaned for another round to find.
+            let found_any = !killed.is_empty();
             for _round in 0..4 {
-                if !kill_round(false) {
+                if !found_any || !kill_round(&mut killed, false) {
                     break;
                 }
             }
@@ -147,18 +150,6 @@ pub fn own_every_descendant() {
 /// dropping it.
 pub(crate) fn detached_children() -> parking_lot::MutexGuard<'static, BTreeSet<u32>> {
     DETACHED.lock()
-}
-
-/// Sets the child subreaper attribute in a freshly forked leader (before exec, which keeps it), so
-/// its orphans stay below it.
-#[cfg(target_os = "linux")]
-pub(crate) fn leader_pre_exec(command: &mut tokio::process::Command) {
-    let adopt_orphans = || nix::sys::prctl::set_child_subreaper(true).map_err(std::io::Error::from);
-    #[expect(unsafe_code, reason = "pre_exec runs in the forked child; prctl is async-signal-safe")]
-    // SAFETY: the closure only issues the prctl system call: no allocation, no locks.
-    unsafe {
-        command.pre_exec(adopt_orphans);
-    }
 }
 
 /// Kills the strays (see the module docs) when this process owns every descendant; returns the

@@ -44,6 +44,9 @@ mod process_get;
 /// The process service through the MCP surface (in-process server and the real binary): tools,
 /// resources, completions, timeouts, cancellation, stdin EOF, the 1 GiB flood (feature `test-tools`).
 mod process_mcp;
+/// How leaders are started on Linux: subreaper adoption, group, marker, stdio, signals, `PATH`
+/// lookup, spawn error texts, pinned executables and scripts (feature `test-tools`).
+mod process_spawn;
 /// The quality tools with the real clang-tidy and clang-format on a copy of the acceptance project
 /// with files added by the test (CI or `FORGEMCP_HEAVY_TESTS=1`), and argument errors.
 mod quality;
