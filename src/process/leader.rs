@@ -382,3 +382,31 @@ impl Child<'_> {
         if denied { libc::EACCES } else { last }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tried(program: &str, path: Option<&str>) -> Vec<String> {
+        let candidates = candidates(OsStr::new(program), path.map(OsStr::new)).unwrap();
+        candidates.into_iter().map(|c| c.into_string().unwrap()).collect()
+    }
+
+    #[test]
+    fn a_bare_name_is_tried_in_each_path_entry_as_execvp_does() {
+        assert_eq!(tried("cmake", Some("/usr/local/bin:/usr/bin/")), ["/usr/local/bin/cmake", "/usr/bin/cmake"]);
+        // An empty entry is the working directory.
+        assert_eq!(tried("t", Some(":/bin:")), ["./t", "/bin/t", "./t"]);
+        assert_eq!(tried("t", None), ["/bin/t", "/usr/bin/t"]);
+    }
+
+    #[test]
+    fn a_path_is_run_as_given_and_an_empty_name_is_missing() {
+        assert_eq!(tried("./build/t", Some("/bin")), ["./build/t"]);
+        assert_eq!(tried("/usr/bin/cmake", None), ["/usr/bin/cmake"]);
+        let err = candidates(OsStr::new(""), None).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ENOENT));
+        let err = candidates(OsStr::new("a\0b"), None).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+    }
+}
