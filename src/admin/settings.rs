@@ -85,14 +85,8 @@ mod tests {
             toolset: "system".to_owned(),
             configuration: Some("Debug".to_owned()),
             kind: ProfileKind::Plain(PlainProfile {
-                build_directory: QualifiedPath::parse("storage/build/cmake-dbg").expect("workspace path"),
-                generator: "Ninja".to_owned(),
-                c_compiler: None,
-                cxx_compiler: None,
-                toolchain_file: None,
                 defines: vec![CmakeDefine { name: "A".to_owned(), value: "1".to_owned() }],
-                compiler_launcher: None,
-                sanitizers: Vec::new(),
+                ..PlainProfile::new(QualifiedPath::parse("storage/build/cmake-dbg").expect("workspace path"), "Ninja")
             }),
         };
         expect_test::expect![[r#"{"build_directory":"storage/build/cmake-dbg","c_compiler":null,"configuration":"Debug","cxx_compiler":null,"defines":["A=1"],"generator":"Ninja","kind":"plain","name":"dbg","toolchain_file":null,"toolset":"system"}"#]]

@@ -83,6 +83,22 @@ pub struct PlainProfile {
     pub sanitizers: Vec<String>,
 }
 
+impl PlainProfile {
+    /// A profile in `build_directory` with `generator` and no other option.
+    pub fn new(build_directory: QualifiedPath, generator: impl Into<String>) -> PlainProfile {
+        PlainProfile {
+            build_directory,
+            generator: generator.into(),
+            c_compiler: None,
+            cxx_compiler: None,
+            toolchain_file: None,
+            defines: Vec::new(),
+            compiler_launcher: None,
+            sanitizers: Vec::new(),
+        }
+    }
+}
+
 /// The sanitizers `sanitizers=` accepts.
 pub const SANITIZERS: [&str; 5] = ["address", "undefined", "thread", "leak", "memory"];
 
@@ -120,16 +136,7 @@ mod tests {
 
     #[test]
     fn build_directory_is_known_for_plain_profiles_and_optional_for_presets() {
-        let plain = PlainProfile {
-            build_directory: qp("storage/build/cmake-p"),
-            generator: DEFAULT_GENERATOR.to_owned(),
-            c_compiler: None,
-            cxx_compiler: None,
-            toolchain_file: None,
-            defines: Vec::new(),
-            compiler_launcher: None,
-            sanitizers: Vec::new(),
-        };
+        let plain = PlainProfile::new(qp("storage/build/cmake-p"), DEFAULT_GENERATOR);
         assert_eq!(spec(ProfileKind::Plain(plain)).build_directory(), Some(&qp("storage/build/cmake-p")));
         let presets = |build_directory| PresetProfile {
             build_directory,

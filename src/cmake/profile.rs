@@ -138,16 +138,10 @@ impl Definition {
                 name: configuration.to_owned(),
                 toolset: toolset.to_owned(),
                 configuration: Some(configuration.to_owned()),
-                kind: DefinitionKind::Plain(PlainProfile {
-                    build_directory: default_build_directory(configuration),
-                    generator: DEFAULT_GENERATOR.to_owned(),
-                    c_compiler: None,
-                    cxx_compiler: None,
-                    toolchain_file: None,
-                    defines: Vec::new(),
-                    compiler_launcher: None,
-                    sanitizers: Vec::new(),
-                }),
+                kind: DefinitionKind::Plain(PlainProfile::new(
+                    default_build_directory(configuration),
+                    DEFAULT_GENERATOR,
+                )),
             })
             .collect()
     }

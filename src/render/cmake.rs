@@ -278,16 +278,7 @@ mod tests {
             name: "Debug".into(),
             toolset: system(),
             configuration: Some("Debug".into()),
-            mode: Mode::Plain(PlainProfile {
-                build_directory: q("storage/build/cmake-Debug"),
-                generator: "Ninja".into(),
-                c_compiler: None,
-                cxx_compiler: None,
-                toolchain_file: None,
-                defines: Vec::new(),
-                compiler_launcher: None,
-                sanitizers: Vec::new(),
-            }),
+            mode: Mode::Plain(PlainProfile::new(q("storage/build/cmake-Debug"), "Ninja")),
         };
         let presets = Profile {
             name: "presets".into(),
