@@ -63,7 +63,7 @@ pub struct Wire;
 /// writes); any other value is left as it is.
 pub fn settle(value: &mut Value) {
     let Value::Object(map) = value else { return };
-    let [(key, Value::String(text))] = map.iter().collect::<Vec<_>>()[..] else { return };
+    let (Some((key, Value::String(text))), 1) = (map.iter().next(), map.len()) else { return };
     if key.as_str() != marker() {
         return;
     }
@@ -186,19 +186,11 @@ impl Formatter for Embedding {
         CompactFormatter.begin_object_key(writer, first)
     }
 
-    fn end_object_key<W: ?Sized + io::Write>(&mut self, _writer: &mut W) -> io::Result<()> {
-        Ok(())
-    }
-
     fn begin_object_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
         if self.state == State::Holder {
             return Ok(());
         }
         CompactFormatter.begin_object_value(writer)
-    }
-
-    fn end_object_value<W: ?Sized + io::Write>(&mut self, _writer: &mut W) -> io::Result<()> {
-        Ok(())
     }
 
     fn begin_string<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
