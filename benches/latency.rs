@@ -81,12 +81,13 @@ const LARGE_LINES: usize = 53_391;
 type Client = RunningService<RoleClient, ()>;
 
 fn main() -> ExitCode {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build();
+    let runtime = forgemcp::app::runtime();
     let Ok(runtime) = runtime else {
         println!("cannot start a tokio runtime");
         return ExitCode::FAILURE;
     };
-    match runtime.block_on(run()) {
+    // On the runtime's one worker, as the binary reads, answers and writes on one thread.
+    match runtime.block_on(runtime.spawn(run())).unwrap_or_else(|join| Err(join.to_string())) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             println!("latency benchmark failed: {err}");
@@ -228,13 +229,17 @@ impl RawClient {
         self.next_id += 1;
         let id = self.next_id;
         self.write(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })).await?;
-        let reply = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},");
         loop {
             let mut line = Vec::new();
             if self.input.read_until(b'\n', &mut line).await.map_err(|e| e.to_string())? == 0 {
                 return Err(format!("the server closed the pipe before answering {method}"));
             }
-            if line.starts_with(reply.as_bytes()) {
+            // Only the id is read: the rest is skipped without building a value of the reply.
+            #[derive(serde::Deserialize)]
+            struct Id {
+                id: Option<u64>,
+            }
+            if serde_json::from_slice::<Id>(&line).is_ok_and(|reply| reply.id == Some(id)) {
                 return Ok(line);
             }
         }

@@ -162,6 +162,16 @@ fn clangd_context(context: &CompilationContext) -> ContextSpec {
     }
 }
 
+/// The async runtime every mode runs on: one worker thread, plus tokio's blocking pool for the
+/// file-system work, searches and listings. One worker is the fast path of a request: the thread
+/// the reactor wakes for a request's line (`server::stdin`) parses it, answers it and writes the
+/// reply, with no hand-off to another thread. On an idle machine each hand-off wakes an idle CPU
+/// and costs more than a cheap request's whole answer (a ping: 0.028 ms on one worker, 0.076 ms on
+/// two; docs/performance.md). Everything CPU-heavy already runs on the blocking pool.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()
+}
+
 /// Serves MCP on stdin/stdout until the client closes stdin or the process is interrupted; unless
 /// `--no-admin`, joins the admin Hub of its group in the background.
 pub async fn serve_stdio(config: &ServeConfig, admin: &AdminConfig, admin_env: &AdminEnv) -> anyhow::Result<()> {
@@ -176,7 +186,7 @@ pub async fn serve_stdio(config: &ServeConfig, admin: &AdminConfig, admin_env: &
     // Before the transport: every call, even the first, is in the panel's history.
     let history = admin.join_hub().then(|| AdminLink::install_history(&server));
     tracing::info!(workspace = %config.workspace_root().display(), "serving MCP on stdio");
-    let stdio = crate::server::stdio::start(std::io::stdin(), std::io::stdout()).context("cannot read stdin")?;
+    let stdio = crate::server::stdio::start(std::io::stdout());
     let input_ended = stdio.input_ended;
     // In the background: the panel line appears now, not only once a client initializes.
     let admin_link = history.and_then(|history| start_admin_link(&server, history, config, admin, admin_env));

@@ -17,7 +17,7 @@ fn main() -> ExitCode {
         .with_ansi(false)
         .with_env_filter(EnvFilter::try_from_env("FORGEMCP_LOG").unwrap_or_else(|_| EnvFilter::new("warn")))
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match forgemcp::app::runtime() {
         Ok(runtime) => runtime,
         Err(err) => {
             tracing::error!("cannot start the async runtime: {err}");

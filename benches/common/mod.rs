@@ -23,7 +23,7 @@ use serde_json::Value;
 
 /// Runs `body` on a two-thread runtime when every one of `tools` is on `PATH`; says why not otherwise.
 #[expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
-pub fn run(name: &str, tools: &[&str], body: impl Future<Output = Result<(), String>>) -> ExitCode {
+pub fn run(name: &str, tools: &[&str], body: impl Future<Output = Result<(), String>> + Send + 'static) -> ExitCode {
     let path = std::env::var_os("PATH").unwrap_or_default();
     for tool in tools {
         if !std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()) {
@@ -31,12 +31,13 @@ pub fn run(name: &str, tools: &[&str], body: impl Future<Output = Result<(), Str
             return ExitCode::SUCCESS;
         }
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build();
+    let runtime = forgemcp::app::runtime();
     let Ok(runtime) = runtime else {
         println!("cannot start a tokio runtime");
         return ExitCode::FAILURE;
     };
-    match runtime.block_on(body) {
+    // On the runtime's one worker, as the binary reads, answers and writes on one thread.
+    match runtime.block_on(runtime.spawn(body)).unwrap_or_else(|join| Err(join.to_string())) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             println!("{name} benchmark failed: {err}");

@@ -26,6 +26,7 @@ pub mod registry;
 pub mod resources;
 pub mod schema;
 mod search_tools;
+mod stdin;
 pub mod stdio;
 mod tasks;
 pub mod toolchain_tools;

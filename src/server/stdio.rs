@@ -18,7 +18,8 @@
 //! 1 MiB the allocator returns freed pages to the system.
 
 use std::future::Future;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -26,6 +27,7 @@ use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, GetExtensions as _, JsonRpcMessage, ServerJsonRpcMessage, ServerResult};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -173,27 +175,23 @@ pub struct Stdio {
     pub input_ended: CancellationToken,
 }
 
-/// Starts reading `input` on a dedicated thread; replies go to `output`.
-pub fn start<R, W>(input: R, output: W) -> std::io::Result<Stdio>
-where
-    R: Read + Send + 'static,
-    W: Write + Send + 'static,
-{
+/// Starts reading the process's stdin on a task of the current runtime; replies go to `output`.
+pub fn start<W: Write + Send + 'static>(output: W) -> Stdio {
     let output = Arc::new(Output { writer: Mutex::new(Box::new(output)) });
     let (tx, incoming) = mpsc::channel(INCOMING_QUEUE);
     let input_ended = CancellationToken::new();
     let (reader_output, ended) = (output.clone(), input_ended.clone());
-    std::thread::Builder::new().name("forgemcp-stdin".into()).spawn(move || {
-        read_lines(input, &tx, &reader_output);
+    tokio::spawn(async move {
+        read_lines(super::stdin::open(), &tx, &reader_output).await;
         // Dropping the sender ends rmcp's input; rmcp then finishes its replies.
         ended.cancel();
-    })?;
-    Ok(Stdio { transport: StdioTransport { incoming, output }, input_ended })
+    });
+    Stdio { transport: StdioTransport { incoming, output }, input_ended }
 }
 
-/// The reader thread: every line is checked, forwarded or answered, until input ends or rmcp
-/// stops listening.
-fn read_lines<R: Read>(input: R, tx: &mpsc::Sender<ClientJsonRpcMessage>, output: &Output) {
+/// The reader: every line is checked, forwarded or answered, until input ends or rmcp stops
+/// listening.
+async fn read_lines<R: AsyncRead + Unpin>(input: R, tx: &mpsc::Sender<ClientJsonRpcMessage>, output: &Output) {
     let mut input = BufReader::with_capacity(1 << 16, input);
     let mut line = Vec::new();
     loop {
@@ -201,7 +199,7 @@ fn read_lines<R: Read>(input: R, tx: &mpsc::Sender<ClientJsonRpcMessage>, output
         if line.capacity() > KEPT_BUFFER {
             line = Vec::new();
         }
-        let verdict = match read_limited_line(&mut input, &mut line) {
+        let verdict = match read_limited_line(&mut input, &mut line).await {
             Ok(LineRead::Eof) | Err(_) => return,
             Ok(LineRead::TooLong) => {
                 Verdict::Reply(error_reply(Value::Null, -32600, "Invalid request: the message exceeds 16 MiB"))
@@ -210,7 +208,7 @@ fn read_lines<R: Read>(input: R, tx: &mpsc::Sender<ClientJsonRpcMessage>, output
         };
         match verdict {
             Verdict::Forward(message) => {
-                if tx.blocking_send(*message).is_err() {
+                if tx.send(*message).await.is_err() {
                     return;
                 }
             }
@@ -259,10 +257,10 @@ enum LineRead {
 }
 
 /// Reads one line without its terminator; a line beyond the limit is consumed and reported.
-fn read_limited_line<R: BufRead>(input: &mut R, line: &mut Vec<u8>) -> std::io::Result<LineRead> {
+async fn read_limited_line<R: AsyncBufRead + Unpin>(input: &mut R, line: &mut Vec<u8>) -> std::io::Result<LineRead> {
     let mut too_long = false;
     loop {
-        let buf = match input.fill_buf() {
+        let buf = match input.fill_buf().await {
             Ok(buf) => buf,
             Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(err) => return Err(err),
@@ -282,7 +280,7 @@ fn read_limited_line<R: BufRead>(input: &mut R, line: &mut Vec<u8>) -> std::io::
             line.extend_from_slice(chunk);
         }
         let consumed = done.unwrap_or(buf.len());
-        input.consume(consumed);
+        Pin::new(&mut *input).consume(consumed);
         if done.is_some() {
             if line.last() == Some(&b'\r') {
                 line.pop();
@@ -362,14 +360,14 @@ mod tests {
         assert_eq!(small["result"]["content"][0]["text"], "ok");
     }
 
-    #[test]
-    fn lines_are_read_whole_and_oversized_ones_are_skipped() {
+    #[tokio::test]
+    async fn lines_are_read_whole_and_oversized_ones_are_skipped() {
         let mut input = std::io::Cursor::new(format!("a\r\n{}\nb", "x".repeat(MAX_INCOMING_LINE + 1)).into_bytes());
         let mut line = Vec::new();
         let mut seen = Vec::new();
         loop {
             line.clear();
-            match read_limited_line(&mut input, &mut line).unwrap() {
+            match read_limited_line(&mut input, &mut line).await.unwrap() {
                 LineRead::Eof => break,
                 LineRead::TooLong => seen.push("<too long>".to_owned()),
                 LineRead::Line => seen.push(String::from_utf8(line.clone()).unwrap()),

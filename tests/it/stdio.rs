@@ -203,3 +203,67 @@ async fn an_explicit_range_of_a_4_mb_file_is_one_reply_with_the_text_once() {
     let text = result["content"][0]["text"].as_str().expect("text");
     assert!(text.starts_with("Lines 1–54000 of project/big.hpp (3996000 bytes)"), "{text}");
 }
+
+fn initialize_and_ping() -> String {
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}});
+    let initialized = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+    format!("{init}\n{initialized}\n{}\n", json!({"jsonrpc":"2.0","id":1,"method":"ping"}))
+}
+
+#[tokio::test]
+async fn requests_from_a_regular_file_are_answered_before_the_session_ends() {
+    let ws = TempWorkspace::new("//- a.txt\n    hello");
+    let input = ws.base.join("requests.jsonl");
+    std::fs::write(&input, initialize_and_ping()).unwrap();
+    let child = server_command(&ws)
+        .stdin(std::fs::File::open(&input).unwrap())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn server");
+    let output = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output()).await.expect("exits").unwrap();
+    assert!(output.status.success(), "exit status {}", output.status);
+    let replies: Vec<Value> =
+        String::from_utf8(output.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(reply_for(&replies, json!(0))["result"]["serverInfo"]["name"], "forgemcp");
+    assert_eq!(reply_for(&replies, json!(1))["result"], json!({}));
+}
+
+/// A pipe is read on the runtime's reactor, non-blocking; its flags are shared by every holder of
+/// the pipe's read end, and the server puts them back before it exits.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_pipe_on_stdin_is_read_non_blocking_and_left_as_it_was() {
+    use rustix::fs::OFlags;
+    let ws = TempWorkspace::new("//- a.txt\n    hello");
+    // Close-on-exec: no child (this one or another test's) may hold the write end open.
+    let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).unwrap();
+    let ours = read.try_clone().unwrap();
+    let mut child = server_command(&ws)
+        .stdin(Stdio::from(read))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn server");
+    let mut stdin = tokio::fs::File::from_std(std::fs::File::from(write));
+    stdin.write_all(initialize_and_ping().as_bytes()).await.unwrap();
+    let mut replies = BufReader::new(child.stdout.take().unwrap()).lines();
+    let answered = async {
+        while let Some(line) = replies.next_line().await.unwrap() {
+            if serde_json::from_str::<Value>(&line).unwrap()["id"] == 1 {
+                return;
+            }
+        }
+        panic!("stdout ended before the ping's reply");
+    };
+    tokio::time::timeout(Duration::from_secs(20), answered).await.expect("the ping is answered");
+    let flags = || rustix::fs::fcntl_getfl(&ours).unwrap();
+    assert!(flags().contains(OFlags::NONBLOCK), "stdin is read on the reactor: {:?}", flags());
+    drop(stdin);
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait()).await.expect("exits").unwrap();
+    assert!(status.success(), "exit status {status}");
+    assert!(!flags().contains(OFlags::NONBLOCK), "the flags are put back: {:?}", flags());
+}
