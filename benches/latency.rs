@@ -182,7 +182,7 @@ fn server(roots: Roots) -> ForgeServer {
     };
     let services =
         forgemcp::app::assemble(Arc::new(WorkspaceService::new(roots)), processes, discovery, CmakeOptions::default());
-    ForgeServer::new(services, Duration::ZERO)
+    ForgeServer::new(services, forgemcp::config::DEFAULT_PROGRESS_INTERVAL)
 }
 
 /// `server` on its in-process transport, on one end of a duplex pipe; the other end.

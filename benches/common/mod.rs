@@ -7,7 +7,6 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use forgemcp::cmake::CmakeOptions;
 use forgemcp::process::ProcessService;
@@ -78,7 +77,7 @@ pub async fn serve_acceptance_copy() -> Result<Served, String> {
         CmakeOptions::default(),
     );
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    let server = ForgeServer::new(services.clone(), Duration::ZERO);
+    let server = ForgeServer::new(services.clone(), forgemcp::config::DEFAULT_PROGRESS_INTERVAL);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(forgemcp::server::duplex::transport(server_io)).await {
             let _ = running.waiting().await;
