@@ -149,7 +149,16 @@ async fn a_pinned_executable_runs_through_its_descriptor_scripts_too() {
     let lived =
         service.spawn_long_lived(CommandSpec::checked(checked.clone(), &ws.project).args(["sleep:60000"])).await;
     let lived = lived.unwrap();
-    let cmdline = std::fs::read(format!("/proc/{}/cmdline", lived.pid)).unwrap();
+    // The vfork-style start resumes us once the child's exec has replaced its memory, which is before
+    // the kernel sets up the new program's arguments: the command line can read empty for a moment.
+    let mut cmdline = Vec::new();
+    for _ in 0..200 {
+        cmdline = std::fs::read(format!("/proc/{}/cmdline", lived.pid)).unwrap();
+        if !cmdline.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
     assert_eq!(cmdline.split(|&b| b == 0).next().unwrap(), exe.to_string_lossy().as_bytes(), "argv[0]");
     assert!(checked.runs_in(lived.pid).unwrap(), "the checked file runs");
     assert_eq!(lived.stop().await.status, Status::Stopped);
