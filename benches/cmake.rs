@@ -10,9 +10,9 @@
 //! starts finish its background index). The goal is a tool time within 1.05× of the raw command.
 //! For no-op builds it also prints the same build through the CMake service alone, the same
 //! command through the process service alone, and the MCP round trip of a trivial tool back to back
-//! and after an idle wait as long as a no-op build, so the overhead can be attributed to a layer
-//! (on an idle two-core VM most of it is waking the parked runtime threads for the reply). This
-//! prints figures and asserts nothing about speed.
+//! and after an idle wait as long as a no-op build, and the CPU time the benchmark's own process
+//! (client and server; not cmake or ninja) spends per no-op build each way, so the overhead can be
+//! attributed to a layer. This prints figures and asserts nothing about speed.
 #![expect(clippy::print_stdout, reason = "a benchmark reports its figures on stdout")]
 
 mod common;
@@ -112,18 +112,22 @@ async fn run() -> Result<(), String> {
     // The four ways of running the same no-op build take turns in a rotating order, so none of them
     // always follows the same one.
     let mut noop: [Vec<Duration>; 4] = Default::default();
+    let mut cpu = [Duration::ZERO; 4];
     for run in 0..NOOP_RUNS {
         for turn in 0..4 {
             let way = (run + turn) % 4;
+            let cpu_before = own_cpu_time();
             let elapsed = match way {
                 0 => tool_build().await?,
                 1 => raw_build()?,
                 2 => service_build().await?,
                 _ => supervised_build().await?,
             };
+            cpu[way] += own_cpu_time().saturating_sub(cpu_before);
             noop[way].push(elapsed);
         }
     }
+    let cpu = cpu.map(|total| total.as_secs_f64() * 1000.0 / NOOP_RUNS as f64);
     let [tool, raw, service, supervised] = noop;
     // The MCP round trip of a trivial tool, back to back and after an idle wait as long as a no-op
     // build (parked worker threads must be woken again).
@@ -152,7 +156,24 @@ async fn run() -> Result<(), String> {
         median(hot),
         median(after_idle)
     );
+    println!(
+        "    CPU of this process per no-op build: tool {:.2} ms, CMake service {:.2} ms, process service {:.2} ms, raw {:.2} ms",
+        cpu[0], cpu[2], cpu[3], cpu[1]
+    );
     Ok(())
+}
+
+/// CPU time of every thread of this process so far (the scheduler's own count, in nanoseconds;
+/// threads that already ended are not counted, which the blocking pool's 10 s keep-alive makes
+/// rare within one build).
+fn own_cpu_time() -> Duration {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return Duration::ZERO };
+    let nanos = tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
+        .filter_map(|text| text.split_whitespace().next().and_then(|ns| ns.parse::<u64>().ok()))
+        .sum();
+    Duration::from_nanos(nanos)
 }
 
 fn report(label: &str, (mut tool, mut raw): (Vec<Duration>, Vec<Duration>)) {
