@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 use forgemcp::call::Call;
 use forgemcp::cmake::BuildRequest;
 use forgemcp::process::{CommandSpec, Timeout};
-use serde_json::json;
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
 
 const FULL_RUNS: usize = 5;
 const NOOP_RUNS: usize = 61;
@@ -46,10 +47,19 @@ async fn run() -> Result<(), String> {
     let build_dir = served.roots.storage().join("build/cmake-Release").to_string_lossy().into_owned();
     let project = &served.project;
 
-    let tool_build = async || -> Result<Duration, String> {
+    // Timed on a raw session, to the reply line, as a client on the binary's stdio sees it.
+    let raw = tokio::sync::Mutex::new(served.raw_session().await?);
+    let timed_call = async |tool: &str, args: Value| -> Result<(Duration, CallToolResult), String> {
+        let mut raw = raw.lock().await;
         let started = Instant::now();
-        let res = served.call("cmake_build", json!({ "profiles": ["Release"] })).await?;
+        let line = raw.request("tools/call", json!({ "name": tool, "arguments": args })).await?;
         let elapsed = started.elapsed();
+        let mut reply: Value = serde_json::from_slice(&line).map_err(|e| e.to_string())?;
+        let result = serde_json::from_value(reply["result"].take()).map_err(|e| format!("{tool}: {e}"))?;
+        Ok((elapsed, result))
+    };
+    let tool_build = async || -> Result<Duration, String> {
+        let (elapsed, res) = timed_call("cmake_build", json!({ "profiles": ["Release"] })).await?;
         if !common::succeeded(&res) {
             return Err(format!("cmake_build failed: {res:?}"));
         }
@@ -135,9 +145,7 @@ async fn run() -> Result<(), String> {
     for (idle, runs) in [Duration::ZERO, tool[tool.len() / 2]].into_iter().zip(&mut round_trips) {
         for _ in 0..NOOP_RUNS {
             tokio::time::sleep(idle).await;
-            let started = Instant::now();
-            served.call("cmake_profiles", json!({})).await?;
-            runs.push(started.elapsed());
+            runs.push(timed_call("cmake_profiles", json!({})).await?.0);
         }
     }
     let [hot, after_idle] = round_trips;

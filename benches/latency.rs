@@ -14,6 +14,8 @@
 //! Figures only; nothing is asserted about speed. It fails only when a call fails.
 #![expect(clippy::print_stdout, reason = "a benchmark reports its figures on stdout")]
 
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -21,6 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use common::raw_client::RawClient;
 use forgemcp::cmake::CmakeOptions;
 use forgemcp::process::ProcessService;
 use forgemcp::server::ForgeServer;
@@ -31,7 +34,6 @@ use rmcp::model::{CallToolRequestParams, ClientRequest};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
 /// Counts live heap bytes and their peak.
 struct Counting;
@@ -81,19 +83,7 @@ const LARGE_LINES: usize = 53_391;
 type Client = RunningService<RoleClient, ()>;
 
 fn main() -> ExitCode {
-    let runtime = forgemcp::app::runtime();
-    let Ok(runtime) = runtime else {
-        println!("cannot start a tokio runtime");
-        return ExitCode::FAILURE;
-    };
-    // On the runtime's one worker, as the binary reads, answers and writes on one thread.
-    match runtime.block_on(runtime.spawn(run())).unwrap_or_else(|join| Err(join.to_string())) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            println!("latency benchmark failed: {err}");
-            ExitCode::FAILURE
-        }
-    }
+    common::run("latency", &[], run())
 }
 
 async fn run() -> Result<(), String> {
@@ -122,7 +112,7 @@ async fn run() -> Result<(), String> {
         ms(&info, 99)
     );
 
-    let mut raw = RawClient::connect(server(roots)).await?;
+    let mut raw = RawClient::connect(common::session(&server(roots))).await?;
     let list = json!({ "path": "project/", "depth": null });
     let (bytes, peak) = peak_of(&mut raw, "workspace_list", list).await?;
     println!(
@@ -185,65 +175,9 @@ fn server(roots: Roots) -> ForgeServer {
     ForgeServer::new(services, forgemcp::config::DEFAULT_PROGRESS_INTERVAL)
 }
 
-/// `server` on its in-process transport, on one end of a duplex pipe; the other end.
-fn spawn(server: ForgeServer) -> DuplexStream {
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(forgemcp::server::duplex::transport(server_io)).await {
-            let _ = running.waiting().await;
-        }
-    });
-    client_io
-}
-
 /// An rmcp client of `server`.
 async fn serve(server: ForgeServer) -> Result<Client, String> {
-    ().serve(spawn(server)).await.map_err(|e| e.to_string())
-}
-
-/// A client that writes request lines and reads reply lines as bytes, never parsing them, so the
-/// allocator counts only the server's side of a call and the reply's bytes.
-struct RawClient {
-    input: BufReader<ReadHalf<DuplexStream>>,
-    output: WriteHalf<DuplexStream>,
-    next_id: u64,
-}
-
-impl RawClient {
-    async fn connect(server: ForgeServer) -> Result<RawClient, String> {
-        let (input, output) = tokio::io::split(spawn(server));
-        let mut res = RawClient { input: BufReader::new(input), output, next_id: 0 };
-        let hello = json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "latency", "version": "1" } });
-        res.request("initialize", hello).await?;
-        res.write(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await?;
-        Ok(res)
-    }
-
-    async fn write(&mut self, message: Value) -> Result<(), String> {
-        let line = format!("{message}\n");
-        self.output.write_all(line.as_bytes()).await.map_err(|e| e.to_string())
-    }
-
-    /// The reply line to one request (notifications before it are skipped).
-    async fn request(&mut self, method: &str, params: Value) -> Result<Vec<u8>, String> {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.write(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })).await?;
-        loop {
-            let mut line = Vec::new();
-            if self.input.read_until(b'\n', &mut line).await.map_err(|e| e.to_string())? == 0 {
-                return Err(format!("the server closed the pipe before answering {method}"));
-            }
-            // Only the id is read: the rest is skipped without building a value of the reply.
-            #[derive(serde::Deserialize)]
-            struct Id {
-                id: Option<u64>,
-            }
-            if serde_json::from_slice::<Id>(&line).is_ok_and(|reply| reply.id == Some(id)) {
-                return Ok(line);
-            }
-        }
-    }
+    ().serve(common::session(&server)).await.map_err(|e| e.to_string())
 }
 
 fn params(tool: &str, args: &Value) -> CallToolRequestParams {

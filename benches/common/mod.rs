@@ -3,6 +3,8 @@
 //! with an in-process MCP client.
 #![allow(dead_code, reason = "each benchmark uses the part it needs")]
 
+pub mod raw_client;
+
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -54,6 +56,7 @@ pub struct Served {
     pub processes: ProcessService,
     pub services: Services,
     pub client: RunningService<RoleClient, ()>,
+    server: ForgeServer,
 }
 
 pub async fn serve_acceptance_copy() -> Result<Served, String> {
@@ -76,18 +79,29 @@ pub async fn serve_acceptance_copy() -> Result<Served, String> {
         discovery,
         CmakeOptions::default(),
     );
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
     let server = ForgeServer::new(services.clone(), forgemcp::config::DEFAULT_PROGRESS_INTERVAL);
+    let client = ().serve(session(&server)).await.map_err(|e| e.to_string())?;
+    Ok(Served { _dir: dir, project, roots, processes, services, client, server })
+}
+
+/// A new session of `server` on its in-process transport; the client's end of it.
+pub fn session(server: &ForgeServer) -> tokio::io::DuplexStream {
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    let server = server.clone();
     tokio::spawn(async move {
         if let Ok(running) = server.serve(forgemcp::server::duplex::transport(server_io)).await {
             let _ = running.waiting().await;
         }
     });
-    let client = ().serve(client_io).await.map_err(|e| e.to_string())?;
-    Ok(Served { _dir: dir, project, roots, processes, services, client })
+    client_io
 }
 
 impl Served {
+    /// Another session of the same server, read as raw lines.
+    pub async fn raw_session(&self) -> Result<raw_client::RawClient, String> {
+        raw_client::RawClient::connect(session(&self.server)).await
+    }
+
     /// Calls a tool; protocol failures are errors, tool errors are results.
     pub async fn call(&self, tool: &str, args: Value) -> Result<CallToolResult, String> {
         let params =
