@@ -3,45 +3,49 @@
 //!
 //! Architecture invariant: pure; the service reads the file and compares paths.
 
-use std::collections::BTreeMap;
-
-/// The entries of a cache file, `NAME` → value (the `:TYPE` is dropped).
+/// The entries of a cache file that ForgeMCP reads (the `:TYPE` is dropped); every other entry is
+/// skipped without being copied (a cache holds hundreds, and a no-op build reads it every time).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cache {
-    entries: BTreeMap<String, String>,
+    source_dir: Option<String>,
+    generator: Option<String>,
+    build_type: Option<String>,
+    configuration_types: Option<String>,
 }
 
 impl Cache {
-    /// Reads `NAME:TYPE=VALUE` lines; comments (`#`, `//`) and other lines are skipped.
+    /// Reads `NAME:TYPE=VALUE` lines; comments (`#`, `//`) and other lines are skipped. A name
+    /// given twice keeps its last value.
     pub fn parse(text: &str) -> Cache {
-        let mut entries = BTreeMap::new();
+        let mut cache = Cache::default();
         for line in text.lines() {
-            let line = line.trim_end_matches('\r');
-            if line.starts_with('#') || line.starts_with("//") {
+            // Every name read here starts so, quoted (`"A B":STRING=x`) or not.
+            let unquoted = line.strip_prefix('"').unwrap_or(line);
+            if !unquoted.starts_with("CMAKE_") {
                 continue;
             }
+            let line = line.trim_end_matches('\r');
             let Some((key, value)) = line.split_once('=') else { continue };
-            let name = key.split_once(':').map_or(key, |(name, _)| name);
-            // Quoted names (`"A B":STRING=x`) keep their quotes out.
-            let name = name.trim_matches('"');
-            if !name.is_empty() {
-                entries.insert(name.to_owned(), value.to_owned());
-            }
+            let name = key.split_once(':').map_or(key, |(name, _)| name).trim_matches('"');
+            let slot = match name {
+                "CMAKE_HOME_DIRECTORY" => &mut cache.source_dir,
+                "CMAKE_GENERATOR" => &mut cache.generator,
+                "CMAKE_BUILD_TYPE" => &mut cache.build_type,
+                "CMAKE_CONFIGURATION_TYPES" => &mut cache.configuration_types,
+                _ => continue,
+            };
+            *slot = Some(value.to_owned());
         }
-        Cache { entries }
-    }
-
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.entries.get(name).map(String::as_str)
+        cache
     }
 
     /// `CMAKE_HOME_DIRECTORY`: the source directory this cache was made for.
     pub fn source_dir(&self) -> Option<&str> {
-        self.get("CMAKE_HOME_DIRECTORY")
+        self.source_dir.as_deref()
     }
 
     pub fn generator(&self) -> Option<&str> {
-        self.get("CMAKE_GENERATOR")
+        self.generator.as_deref()
     }
 
     /// Why this build directory cannot be built or tested in `configuration` (`None`: it can).
@@ -50,7 +54,7 @@ impl Cache {
     pub fn configuration_mismatch(&self, configuration: Option<&str>) -> Option<String> {
         let configuration = configuration?;
         let types: Vec<&str> =
-            self.get("CMAKE_CONFIGURATION_TYPES").unwrap_or_default().split(';').filter(|t| !t.is_empty()).collect();
+            self.configuration_types.as_deref().unwrap_or_default().split(';').filter(|t| !t.is_empty()).collect();
         if !types.is_empty() {
             return (!types.contains(&configuration)).then(|| {
                 format!(
@@ -59,7 +63,7 @@ impl Cache {
                 )
             });
         }
-        let built = self.get("CMAKE_BUILD_TYPE").unwrap_or_default();
+        let built = self.build_type.as_deref().unwrap_or_default();
         (built != configuration).then(|| {
             let built = if built.is_empty() { "no build type".to_owned() } else { format!("`{built}`") };
             format!("the build directory was configured for {built}, not `{configuration}`; run cmake_configure first")
@@ -77,6 +81,8 @@ mod tests {
         CMAKE_GENERATOR:INTERNAL=Ninja\n\
         CMAKE_HOME_DIRECTORY:INTERNAL=/tmp/fx\n\
         \"WEIRD NAME\":STRING=a=b\r\n\
+        CMAKE_HOME_DIRECTORY_NOT:INTERNAL=/elsewhere\n\
+        //CMAKE_GENERATOR:INTERNAL=Make\n\
         not an entry\n";
 
     #[test]
@@ -84,8 +90,9 @@ mod tests {
         let cache = Cache::parse(CACHE);
         assert_eq!(cache.source_dir(), Some("/tmp/fx"));
         assert_eq!(cache.generator(), Some("Ninja"));
-        assert_eq!(cache.get("WEIRD NAME"), Some("a=b"));
-        assert_eq!(cache.get("not an entry"), None);
+        // A comment or a longer name is not the entry; quoted names keep their quotes out.
+        let quoted = Cache::parse("\"CMAKE_CONFIGURATION_TYPES\":STRING=Debug;Release\r\n");
+        assert_eq!(quoted.configuration_types.as_deref(), Some("Debug;Release"));
     }
 
     #[test]
