@@ -30,6 +30,13 @@ async fn rmcp_client_talks_to_the_binary() {
     client.cancel().await.expect("clean shutdown");
 }
 
+/// The `initialize` request (id 0) and the `initialized` notification, as lines.
+fn handshake() -> String {
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}});
+    format!("{init}\n{}\n", json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
+}
+
 /// Writes `lines` (each a request or a malformed line expecting one reply) to a fresh server,
 /// waits for the replies, closes stdin, and returns every stdout line parsed as JSON plus stderr.
 async fn exchange(ws: &TempWorkspace, lines: &[String]) -> (Vec<Value>, String) {
@@ -43,9 +50,7 @@ async fn exchange(ws: &TempWorkspace, lines: &[String]) -> (Vec<Value>, String) 
     let mut stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
     let mut stderr = child.stderr.take().unwrap();
-    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}});
-    let mut input = format!("{init}\n{}\n", json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    let mut input = handshake();
     for line in lines {
         input.push_str(line);
         input.push('\n');
@@ -205,10 +210,7 @@ async fn an_explicit_range_of_a_4_mb_file_is_one_reply_with_the_text_once() {
 }
 
 fn initialize_and_ping() -> String {
-    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}});
-    let initialized = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
-    format!("{init}\n{initialized}\n{}\n", json!({"jsonrpc":"2.0","id":1,"method":"ping"}))
+    format!("{}{}\n", handshake(), json!({"jsonrpc":"2.0","id":1,"method":"ping"}))
 }
 
 #[tokio::test]
