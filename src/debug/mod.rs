@@ -257,7 +257,7 @@ impl DebugService {
                     let variables = if skipped {
                         Vec::new()
                     } else {
-                        session.values(scope.variables_reference, request.depth, &mut budget).await?
+                        session.scope_values(&scope, request.depth, &mut budget).await?
                     };
                     res.scopes.push(Scope { name: scope.name, variables, skipped });
                 }

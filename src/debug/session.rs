@@ -357,7 +357,7 @@ impl Session {
         let mut budget = limit;
         for scope in self.scopes(frame_id).await? {
             if is_locals(&scope) {
-                res.extend(self.values(scope.variables_reference, depth, &mut budget).await?);
+                res.extend(self.scope_values(&scope, depth, &mut budget).await?);
             }
         }
         Ok(res)
@@ -369,33 +369,64 @@ impl Session {
         Ok(body.scopes)
     }
 
+    /// The variables of a scope, expanded `depth` levels, at most `budget` values in all. Locals and
+    /// arguments keep their declaration order; any other scope (globals, statics) is sorted by name,
+    /// because an adapter lists those in the order its symbol index was built, which differs from
+    /// run to run (lldb indexes in parallel).
+    pub async fn scope_values(
+        &self,
+        scope: &dap::Scope,
+        depth: u32,
+        budget: &mut usize,
+    ) -> Result<Vec<model::Value>, Error> {
+        let mut variables = self.variables(scope.variables_reference).await?;
+        if !is_locals(scope) {
+            variables.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        self.expand(variables, depth, budget).await
+    }
+
+    async fn variables(&self, reference: i64) -> Result<Vec<dap::Variable>, Error> {
+        let args = dap::VariablesArguments { variables_reference: reference, count: None };
+        Ok(self.client.request::<dap::Variables>(&args, REQUEST_TIMEOUT).await?.variables)
+    }
+
     /// The variables below `reference`, expanded `depth` levels, at most `budget` values in all.
-    pub fn values<'a>(
+    fn values<'a>(
         &'a self,
         reference: i64,
         depth: u32,
         budget: &'a mut usize,
     ) -> Pin<Box<dyn Future<Output = Result<Vec<model::Value>, Error>> + Send + 'a>> {
         Box::pin(async move {
-            let args = dap::VariablesArguments { variables_reference: reference, count: None };
-            let body = self.client.request::<dap::Variables>(&args, REQUEST_TIMEOUT).await?;
-            let mut res = Vec::new();
-            for variable in body.variables {
-                if *budget == 0 {
-                    break;
-                }
-                *budget -= 1;
-                let mut value = report::value(variable.name, variable.type_name, variable.value);
-                if variable.variables_reference > 0 {
-                    if depth > 0 {
-                        value.children = self.values(variable.variables_reference, depth - 1, budget).await?;
-                    }
-                    value.more = value.children.is_empty();
-                }
-                res.push(value);
-            }
-            Ok(res)
+            let variables = self.variables(reference).await?;
+            self.expand(variables, depth, budget).await
         })
+    }
+
+    /// Values of `variables`, in their order, each expanded `depth` levels, within `budget`.
+    async fn expand(
+        &self,
+        variables: Vec<dap::Variable>,
+        depth: u32,
+        budget: &mut usize,
+    ) -> Result<Vec<model::Value>, Error> {
+        let mut res = Vec::new();
+        for variable in variables {
+            if *budget == 0 {
+                break;
+            }
+            *budget -= 1;
+            let mut value = report::value(variable.name, variable.type_name, variable.value);
+            if variable.variables_reference > 0 {
+                if depth > 0 {
+                    value.children = self.values(variable.variables_reference, depth - 1, budget).await?;
+                }
+                value.more = value.children.is_empty();
+            }
+            res.push(value);
+        }
+        Ok(res)
     }
 
     /// Evaluates an expression in `watch` context (never `repl`, which reaches the console).

@@ -231,6 +231,13 @@ async fn breakpoints_locals_stepping_and_evaluation() {
     let res = call(&client, "debug_inspect", json!({ "session_id": session, "frame_id": main_frame })).await;
     let scopes = structured(&res)["scopes"].clone();
     assert!(scopes.to_string().contains("\"total\""), "{scopes}");
+    // Locals keep their declaration order; globals come sorted by name (lldb's order varies by run).
+    let names = |scope: &Value| -> Vec<String> {
+        scope["variables"].as_array().unwrap().iter().map(|v| v["name"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(names(&scopes[0])[..4], ["argc", "argv", "origin", "label"], "{scopes}");
+    let globals = names(&scopes[1]);
+    assert!(!globals.is_empty() && globals.is_sorted(), "{scopes}");
     let res = call(&client, "debug_inspect", json!({ "session_id": session })).await;
     assert_eq!(structured(&res)["threads"].as_array().unwrap().len(), 1);
     let res = call(&client, "debug_inspect", json!({ "session_id": session, "expression": "no_such_name + 1" })).await;

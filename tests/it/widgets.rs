@@ -655,11 +655,44 @@ mod fixtures {
             }
             let committed: Option<Value> =
                 std::fs::read_to_string(&path).ok().and_then(|text| serde_json::from_str(&text).ok());
-            if committed.map(|c| mask(&c)) != Some(mask(&fresh)) {
-                stale.push(format!("{}/{}", case.widget, case.name));
+            let fresh = mask(&fresh);
+            match committed.map(|c| mask(&c)) {
+                Some(committed) if committed == fresh => {}
+                committed => {
+                    let at = first_difference(committed.as_ref().unwrap_or(&Value::Null), &fresh, String::new());
+                    stale.push(format!("{}/{} (first difference: {at})", case.widget, case.name));
+                }
             }
         }
         stale
+    }
+
+    /// Where two fixtures first differ: the JSON pointer and both values, committed first.
+    fn first_difference(committed: &Value, fresh: &Value, at: String) -> String {
+        match (committed, fresh) {
+            (Value::Object(a), Value::Object(b)) => a
+                .iter()
+                .find_map(|(key, inner)| match b.get(key) {
+                    Some(other) if other == inner => None,
+                    Some(other) => Some(first_difference(inner, other, format!("{at}/{key}"))),
+                    None => Some(format!("{at}/{key}: only in the committed fixture")),
+                })
+                .or_else(|| b.keys().find(|key| !a.contains_key(*key)).map(|key| format!("{at}/{key}: only fresh")))
+                .unwrap_or_default(),
+            (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
+                .iter()
+                .zip(b)
+                .enumerate()
+                .find(|(_, (x, y))| x != y)
+                .map(|(i, (x, y))| first_difference(x, y, format!("{at}/{i}")))
+                .unwrap_or_default(),
+            (Value::String(a), Value::String(b)) => {
+                let line = a.lines().zip(b.lines()).find(|(x, y)| x != y);
+                let (a, b) = line.unwrap_or((a.as_str(), b.as_str()));
+                format!("{at}: committed {a:?}, fresh {b:?}")
+            }
+            _ => format!("{at}: committed {committed}, fresh {fresh}"),
+        }
     }
 
     #[track_caller]
