@@ -23,20 +23,23 @@ use tokio::time::Instant;
 use super::Error;
 use super::convert::{Located, Locator, SourceFile, range_from_wire, to_wire};
 use super::model::{
-    Diagnostic, DiagnosticCode, DocumentSymbol, Hover, HoverContent, HoverKind, Location, NavigationLocation, Position,
-    RelatedInformation, SemanticSpan, Severity, SourceRange, WorkspaceSymbol,
+    Diagnostic, DiagnosticCode, DocumentSymbol, Hover, HoverContent, HoverKind, Indexed, Location, NavigationLocation,
+    Position, RelatedInformation, SemanticSpan, Severity, SourceRange, WorkspaceSymbol,
 };
 use super::session::{OpenDocument, Session};
 use crate::lsp::{LineIndex, PositionEncoding};
 use crate::workspace::path::Roots;
 
 /// Lets the index settle before an index-backed request, for at most two thirds of the time left.
-async fn settle_index(session: &Session, deadline: Instant) {
+/// Returns whether the index is still busy (the answer may then miss files not indexed yet).
+async fn settle_index(session: &Session, deadline: Instant) -> bool {
     let now = Instant::now();
     let budget = deadline.saturating_duration_since(now) * 2 / 3;
-    if !session.index_settled(now + budget).await {
+    let busy = !session.index_settled(now + budget).await;
+    if busy {
         tracing::info!(context = %session.context_id, "clangd's index is still busy; answering from what it has");
     }
+    busy
 }
 
 /// The diagnostics clangd publishes for the current text of `file`.
@@ -228,8 +231,8 @@ pub async fn locations(
     position: Position,
     navigation: Navigation,
     deadline: Instant,
-) -> Result<Vec<NavigationLocation>, Error> {
-    settle_index(session, deadline).await;
+) -> Result<Indexed<Vec<NavigationLocation>>, Error> {
+    let index_busy = settle_index(session, deadline).await;
     let doc = session.open(file, deadline).await?;
     let at = position_params(session, file, doc.identifier(), position);
     let locations: Vec<(lsp_types::Uri, lsp_types::Range)> = match navigation {
@@ -260,7 +263,7 @@ pub async fn locations(
         }
     };
     drop(doc);
-    Ok(converted_locations(roots, session.encoding, file, locations))
+    Ok(Indexed { answer: converted_locations(roots, session.encoding, file, locations), index_busy })
 }
 
 /// Converted locations with previews, without duplicates, sorted by path and range.
@@ -350,8 +353,8 @@ pub async fn workspace_symbols(
     roots: &Roots,
     query: &str,
     deadline: Instant,
-) -> Result<Vec<WorkspaceSymbol>, Error> {
-    settle_index(session, deadline).await;
+) -> Result<Indexed<Vec<WorkspaceSymbol>>, Error> {
+    let index_busy = settle_index(session, deadline).await;
     let params = lsp_types::WorkspaceSymbolParams {
         query: query.to_owned(),
         work_done_progress_params: Default::default(),
@@ -377,7 +380,7 @@ pub async fn workspace_symbols(
             .collect(),
     };
     let mut locator = Locator::new(roots, session.encoding, None);
-    Ok(found
+    let answer = found
         .into_iter()
         .filter_map(|(name, kind, uri, range, container_name, symbol_tags)| {
             let Located { path, range, preview } = locator.locate(&uri, range)?;
@@ -389,7 +392,8 @@ pub async fn workspace_symbols(
                 tags: tags(symbol_tags),
             })
         })
-        .collect())
+        .collect();
+    Ok(Indexed { answer, index_busy })
 }
 
 fn diagnostic(locator: &mut Locator<'_>, file: &SourceFile, d: lsp_types::Diagnostic) -> Diagnostic {

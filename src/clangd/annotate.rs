@@ -41,10 +41,7 @@ pub(super) async fn annotate(
         let file = Arc::new(convert::read_source(&inner.roots, &request.path)?);
         let lexical = inner.roots.lexical(&request.path);
         let old = if mutation { request.before.as_deref() } else { None };
-        let mut prepared = match old {
-            Some(old) => prepared_documents(inner, &path, old).await,
-            None => Vec::new(),
-        };
+        let mut prepared = if mutation { prepared_documents(inner, &path, old).await } else { Vec::new() };
         let runs = slots.iter().map(|slot| {
             let file = file.clone();
             let lexical = lexical.clone();
@@ -179,12 +176,21 @@ pub(super) async fn prepare_documents(inner: Arc<Inner>, path: QualifiedPath) ->
 }
 
 /// The documents prepared for `path` when they hold exactly `before` (else they are closed).
+/// A created file (`before` is `None`) has no before-state, but its preparation may still have
+/// opened it: when the write landed before the preparation read the file, it holds the new
+/// content, and with it each document's turn, which the analysis must not wait for.
 async fn prepared_documents(
     inner: &Inner,
     path: &str,
-    before: &str,
+    before: Option<&str>,
 ) -> Vec<(String, Arc<Session>, session::OpenDocument)> {
     let Some(preparation) = inner.prepared.lock().remove(path) else { return Vec::new() };
+    let Some(before) = before else {
+        preparation.task.abort();
+        // Waits until the task is gone, so any document it opened is closed before the analysis.
+        let _ = preparation.task.await;
+        return Vec::new();
+    };
     match preparation.task.await {
         Ok(Some(opened)) if opened.text == before => opened.documents,
         _ => Vec::new(),

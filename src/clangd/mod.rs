@@ -55,7 +55,7 @@ use annotate::{Preparation, annotate};
 use convert::SourceFile;
 use model::{
     ANNOTATIONS_VERSION, AnnotatedFile, AnnotationsDocument, CompilationContext, Diagnostic, DiagnosticsResult,
-    DocumentSymbolsResult, HighlightingResult, HoverResult, LocationsResult, MutationAnalysis, Position,
+    DocumentSymbolsResult, HighlightingResult, HoverResult, Indexed, LocationsResult, MutationAnalysis, Position,
     WorkspaceSymbolsResult, merge, merge_equal,
 };
 use session::{Session, SessionSpec};
@@ -401,7 +401,12 @@ impl ClangdService {
             .await?;
         Ok(merge(answers)
             .into_iter()
-            .map(|(configurations, locations)| LocationsResult { configurations, locations, omitted: 0 })
+            .map(|(configurations, Indexed { answer: locations, index_busy })| LocationsResult {
+                configurations,
+                locations,
+                omitted: 0,
+                index_busy,
+            })
             .collect())
     }
 
@@ -440,7 +445,11 @@ impl ClangdService {
             .await?;
         Ok(merge(answers)
             .into_iter()
-            .map(|(configurations, symbols)| WorkspaceSymbolsResult { configurations, symbols })
+            .map(|(configurations, Indexed { answer: symbols, index_busy })| WorkspaceSymbolsResult {
+                configurations,
+                symbols,
+                index_busy,
+            })
             .collect())
     }
 

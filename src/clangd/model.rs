@@ -210,10 +210,21 @@ pub struct LocationsResult {
     /// Locations left out by `limit` (absent when none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub omitted: u32,
+    /// clangd's index was still busy when it answered, so locations in files it had not indexed
+    /// yet are missing (absent when the index was idle).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub index_busy: bool,
 }
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+/// An answer read from clangd's index, and whether the index was still busy when it was given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Indexed<T> {
+    pub answer: T,
+    pub index_busy: bool,
 }
 
 impl LocationsResult {
@@ -270,6 +281,10 @@ impl DocumentSymbolsResult {
 pub struct WorkspaceSymbolsResult {
     pub configurations: Vec<String>,
     pub symbols: Vec<WorkspaceSymbol>,
+    /// clangd's index was still busy when it answered, so symbols of files it had not indexed yet
+    /// are missing (absent when the index was idle).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub index_busy: bool,
 }
 
 /// Semantic highlighting of one file in `clangd.json`, in LSP's compact relative encoding.
@@ -490,7 +505,8 @@ mod tests {
         let mut shallow = outline();
         shallow.limit(10, Some(1));
         assert_eq!((names(&shallow), shallow.omitted), (vec!["ns".to_owned(), "c".into()], 3));
-        let mut locations = LocationsResult { configurations: vec![], locations: vec![], omitted: 0 };
+        let mut locations =
+            LocationsResult { configurations: vec![], locations: vec![], omitted: 0, index_busy: false };
         locations.limit(1);
         assert_eq!(locations.omitted, 0);
     }

@@ -210,9 +210,15 @@ async fn clangd_answers_for_two_configurations_and_annotates_workspace_files() {
     let answers = items(&res);
     let paths: Vec<&str> =
         answers[0]["locations"].as_array().unwrap().iter().map(|l| l["path"].as_str().unwrap()).collect();
-    for expected in ["project/analysis/clangd_anchors.cpp", "project/include/fixture/math.hpp", "project/src/math.cpp"]
-    {
-        assert!(paths.contains(&expected), "{expected} not in {paths:?}");
+    // A starved index (clangd indexes at idle priority, and CI keeps both cores busy) may answer
+    // before it has read every file; then the answer says so instead of passing for complete.
+    let expected = ["project/analysis/clangd_anchors.cpp", "project/include/fixture/math.hpp", "project/src/math.cpp"];
+    if answers[0]["index_busy"] == true {
+        assert_contains(text(&res), "clangd's index was still busy: files it had not indexed yet are missing");
+    } else {
+        for expected in expected {
+            assert!(paths.contains(&expected), "{expected} not in {paths:?}");
+        }
     }
     assert_eq!(paths.iter().filter(|p| **p == "project/analysis/clangd_anchors.cpp").count(), 2, "{paths:?}");
 

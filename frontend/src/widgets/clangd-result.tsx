@@ -33,6 +33,8 @@ interface Answer {
   hover?: { contents: HoverPart[]; range: Range | null } | null;
   locations?: Location[];
   symbols?: (DocumentSymbol | WorkspaceSymbol)[];
+  omitted?: number;
+  index_busy?: boolean;
 }
 
 const KINDS = ("File Module Namespace Package Class Method Property Field Constructor Enum Interface Function Variable " +
@@ -204,6 +206,10 @@ function Answers({ answers, kind }: { answers: Answer[]; kind: string }) {
             ) : (
               <Empty>No workspace symbols found.</Empty>
             ))}
+          {a.omitted ? <div class="sub">…and {a.omitted} more not shown; pass a larger limit.</div> : null}
+          {a.index_busy && (
+            <div class="sub">clangd's index was still busy: files it had not indexed yet are missing from this answer.</div>
+          )}
         </section>
       ))}
     </Body>

@@ -9,7 +9,11 @@
 //! clangd loads the compilation database, and starts its background index, only when a file is first
 //! opened. So a new session opens (and closes) the first file of the database once, in the
 //! background; index-backed requests wait for that warm-up and for the index to go idle
-//! ([`Session::index_settled`]), so their answers do not depend on timing.
+//! ([`Session::index_settled`]), so their answers do not depend on timing. The index is loaded on
+//! a thread of its own, and may first report work after the warm-up's diagnostics: the warm-up
+//! also waits until clangd has begun indexing once (a bounded wait, for a `.clangd` that turns the
+//! background index off), and a progress token counts as work from its `create` on, not only from
+//! its `begin`.
 //!
 //! Architecture invariant: the session never keeps a document open between analyses.
 //! Architecture invariant: dropping a session stops its process (the `LongLived` handle), and
@@ -37,6 +41,8 @@ use crate::toolchain::{Environment, command_in};
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the warm-up parse may take before index-backed requests stop waiting for it.
 const WARM_UP_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long the warm-up waits, after its diagnostics, for clangd to begin indexing.
+const INDEX_START_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a polite shutdown may take before the process is stopped.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -60,10 +66,12 @@ type DiagnosticsWaiters = HashMap<(String, i32), oneshot::Sender<Vec<lsp_types::
 struct State {
     /// Waiters for `publishDiagnostics` of `(uri, version)`.
     diagnostics: Mutex<DiagnosticsWaiters>,
-    /// Work-done progress clangd has begun and not ended, by token, with its title.
+    /// Work-done progress clangd has created or begun and not ended, by token, with its title.
     progress: Mutex<HashMap<String, String>>,
     /// Number of entries in `progress`.
     busy: watch::Sender<usize>,
+    /// Whether clangd has reported any work yet (the background index starts so).
+    worked: watch::Sender<bool>,
     /// Progress messages for the calls that are running.
     messages: broadcast::Sender<String>,
 }
@@ -96,17 +104,22 @@ impl lsp::Handler for SessionHandler {
     }
 
     fn request(&self, method: &str, params: Value) -> Result<Value, ResponseError> {
+        if method == "window/workDoneProgress/create"
+            && let Some(token) = progress_token(&params)
+        {
+            // Work is pending from here: clangd sends `begin` only after this reply arrives.
+            let mut progress = self.0.progress.lock();
+            progress.entry(token).or_insert_with(|| "working".to_owned());
+            self.0.busy.send_replace(progress.len());
+            self.0.worked.send_replace(true);
+        }
         lsp::default_reply(method, &params)
     }
 }
 
 /// Tracks clangd's work-done progress (the background index) and forwards its messages.
 fn progress(state: &State, params: &Value) {
-    let token = match params.get("token") {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-        None => return,
-    };
+    let Some(token) = progress_token(params) else { return };
     let Some(value) = params.get("value") else { return };
     let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
     let message = match value.get("kind").and_then(Value::as_str) {
@@ -116,6 +129,7 @@ fn progress(state: &State, params: &Value) {
             let mut progress = state.progress.lock();
             progress.insert(token, title);
             state.busy.send_replace(progress.len());
+            state.worked.send_replace(true);
             message
         }
         Some("report") => {
@@ -131,6 +145,14 @@ fn progress(state: &State, params: &Value) {
         _ => return,
     };
     let _ = state.messages.send(format!("clangd {message}"));
+}
+
+/// The `token` of a progress notification or `create` request, as text.
+fn progress_token(params: &Value) -> Option<String> {
+    match params.get("token")? {
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
 }
 
 fn join(title: &str, message: Option<String>) -> String {
@@ -376,6 +398,7 @@ impl Session {
             diagnostics: Mutex::new(HashMap::new()),
             progress: Mutex::new(HashMap::new()),
             busy: watch::channel(0).0,
+            worked: watch::channel(false).0,
             messages: broadcast::channel(64).0,
         });
         let server = format!("clangd of configuration `{}`", spec.context_id);
@@ -416,7 +439,12 @@ impl Session {
         });
         let database = spec.database_dir.join("compile_commands.json");
         let task = tokio::spawn(async move {
-            warm_up(&documents, &database).await;
+            let mut worked = documents.state.worked.subscribe();
+            if warm_up(&documents, &database).await
+                && tokio::time::timeout(INDEX_START_TIMEOUT, worked.wait_for(|worked| *worked)).await.is_err()
+            {
+                tracing::info!("clangd reported no indexing after its warm-up; index-backed requests stop waiting");
+            }
             warmed_tx.send_replace(true);
         });
         *session.warm_up.lock() = Some(task);
@@ -525,8 +553,8 @@ impl Session {
 }
 
 /// Opens the first file of the compilation database once, so clangd loads the database and starts
-/// its background index.
-async fn warm_up(documents: &Arc<Documents>, database: &Path) {
+/// its background index. Returns whether it opened one.
+async fn warm_up(documents: &Arc<Documents>, database: &Path) -> bool {
     let Some((file, text)) = tokio::task::spawn_blocking({
         let database = database.to_path_buf();
         move || first_database_file(&database)
@@ -534,7 +562,7 @@ async fn warm_up(documents: &Arc<Documents>, database: &Path) {
     .await
     .ok()
     .flatten() else {
-        return;
+        return false;
     };
     let uri = file_uri(&file);
     let deadline = Instant::now() + WARM_UP_TIMEOUT;
@@ -544,8 +572,12 @@ async fn warm_up(documents: &Arc<Documents>, database: &Path) {
             if let Err(err) = doc.diagnostics(deadline).await {
                 tracing::debug!("clangd warm-up: {err}");
             }
+            true
         }
-        Err(err) => tracing::debug!("clangd warm-up: {err}"),
+        Err(err) => {
+            tracing::debug!("clangd warm-up: {err}");
+            false
+        }
     }
 }
 

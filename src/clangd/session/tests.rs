@@ -5,6 +5,7 @@ fn state() -> Arc<State> {
         diagnostics: Mutex::new(HashMap::new()),
         progress: Mutex::new(HashMap::new()),
         busy: watch::channel(0).0,
+        worked: watch::channel(false).0,
         messages: broadcast::channel(16).0,
     })
 }
@@ -21,13 +22,34 @@ fn progress_tracks_begin_and_end_and_forwards_messages() {
             json!({ "token": "backgroundIndexProgress", "value": value }),
         )
     };
+    assert!(!*state.worked.borrow());
     send(json!({"kind": "begin", "title": "indexing", "percentage": 0}));
     assert_eq!(*state.busy.borrow(), 1);
+    assert!(*state.worked.borrow());
     send(json!({"kind": "report", "message": "4/10", "percentage": 40}));
     send(json!({"kind": "end"}));
     assert_eq!(*state.busy.borrow(), 0);
     let received: Vec<String> = std::iter::from_fn(|| messages.try_recv().ok()).collect();
     assert_eq!(received, ["clangd indexing", "clangd indexing: 4/10", "clangd indexing: done"]);
+}
+
+#[test]
+fn a_created_token_is_work_until_its_end() {
+    let state = state();
+    let handler = SessionHandler(state.clone());
+    let token = json!({ "token": "backgroundIndexProgress" });
+    let reply = lsp::Handler::request(&handler, "window/workDoneProgress/create", token.clone());
+    assert_eq!(reply.unwrap(), Value::Null);
+    assert_eq!(*state.busy.borrow(), 1, "busy before clangd's begin");
+    assert!(*state.worked.borrow());
+    let send = |value: Value| {
+        let params = json!({ "token": "backgroundIndexProgress", "value": value });
+        lsp::Handler::notification(&handler, "$/progress", params)
+    };
+    send(json!({"kind": "begin", "title": "indexing"}));
+    assert_eq!(*state.busy.borrow(), 1, "the begin is the same work");
+    send(json!({"kind": "end"}));
+    assert_eq!(*state.busy.borrow(), 0);
 }
 
 #[test]

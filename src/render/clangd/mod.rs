@@ -164,9 +164,16 @@ pub fn locations(what: &str, path: &str, position: Position, results: &[Location
         if result.omitted > 0 {
             let _ = write!(res, "\n\n…and {} more locations not shown; pass a larger `limit`.", result.omitted);
         }
+        if result.index_busy {
+            res.push_str(INDEX_BUSY);
+        }
     }
     res
 }
+
+/// The note of an answer given while clangd's index was still busy.
+const INDEX_BUSY: &str = "\n\nclangd's index was still busy: files it had not indexed yet are missing from this \
+                          answer; ask again when it is done (a larger `timeout` waits longer).";
 
 /// A location line and its numbered preview (or why there is none), indented by `indent`.
 fn navigation_location(location: &NavigationLocation, indent: &str) -> String {
@@ -253,6 +260,9 @@ pub fn workspace_symbols(query: &str, results: &[WorkspaceSymbolsResult]) -> Str
             }
             res.push('\n');
             res.push_str(&navigation_location(&symbol.location, "  "));
+        }
+        if result.index_busy {
+            res.push_str(INDEX_BUSY);
         }
     }
     res

@@ -177,6 +177,7 @@ fn locations_show_previews_or_say_why_not() {
             },
         ],
         omitted: 3,
+        index_busy: false,
     }];
     check(
         locations("Definitions", "project/a.cpp", pos(11, 12), &results),
@@ -199,7 +200,8 @@ fn locations_show_previews_or_say_why_not() {
 
             …and 3 more locations not shown; pass a larger `limit`."#]],
     );
-    let empty = vec![LocationsResult { configurations: vec!["Debug".into()], locations: vec![], omitted: 0 }];
+    let empty =
+        vec![LocationsResult { configurations: vec!["Debug".into()], locations: vec![], omitted: 0, index_busy: true }];
     check(
         locations("References", "project/a.cpp", pos(1, 0), &empty),
         expect![[r#"
@@ -207,7 +209,9 @@ fn locations_show_previews_or_say_why_not() {
             Coordinates: lines are one-based; characters are zero-based.
 
             Configurations: Debug
-            No locations found."#]],
+            No locations found.
+
+            clangd's index was still busy: files it had not indexed yet are missing from this answer; ask again when it is done (a larger `timeout` waits longer)."#]],
     );
 }
 
@@ -291,6 +295,7 @@ fn workspace_symbols_name_their_scope() {
                 tags: vec![],
             },
         ],
+        index_busy: false,
     }];
     check(
         workspace_symbols("anchor", &results),

@@ -68,7 +68,8 @@ impl ProviderResults {
 }
 
 /// Runs every registered result provider for one file operation and stores their documents under
-/// one result id. A provider that fails or panics is logged and left out; it never fails the call.
+/// one result id. A provider that fails or panics never fails the call: it is logged, and the
+/// result's text says which analysis is missing and why.
 pub async fn provider_links(workspace: &WorkspaceService, request: ProviderRequest, call: &Call) -> ProviderResults {
     let providers = workspace.providers();
     let mut res = ProviderResults::default();
@@ -96,8 +97,14 @@ pub async fn provider_links(workspace: &WorkspaceService, request: ProviderReque
                     res.summaries.insert(name.to_owned(), summary);
                 }
             }
-            Ok(Err(err)) => tracing::warn!(provider = name, path = %request.path, "result provider failed: {err}"),
-            Err(_) => tracing::warn!(provider = name, path = %request.path, "result provider panicked"),
+            Ok(Err(err)) => {
+                tracing::warn!(provider = name, path = %request.path, "result provider failed: {err}");
+                res.notes.push(format!("{name}: {} was not analysed: {err}", request.path));
+            }
+            Err(_) => {
+                tracing::warn!(provider = name, path = %request.path, "result provider panicked");
+                res.notes.push(format!("{name}: {} was not analysed: the analysis failed unexpectedly", request.path));
+            }
         }
     }
     res.links = links(workspace.results().store(documents));
