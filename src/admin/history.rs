@@ -9,19 +9,23 @@
 //! a link that cannot keep up is dropped (it rejoins and reads the history afresh), never waited for.
 //! Architecture invariant: calls tagged as status probes are not recorded (they are the panel's way
 //! to read status, not calls a person made).
+//! Architecture invariant: a call's arguments and result are held once, as [`Record`]'s shared
+//! values; events and lists share them, and the result is kept as the JSON text it was sent as
+//! (serialized once when the call ends; the reply itself is never copied for the history).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use parking_lot::Mutex;
-use rmcp::model::{CallToolResult, JsonObject, RequestMetaObject};
+use rmcp::model::{JsonObject, RequestMetaObject};
+use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use super::protocol::{InstanceEvent, Message};
+use super::protocol::{CallRecord, InstanceEvent, Message};
 use crate::call::ProgressUpdate;
-use crate::server::{CallEnd, CallObserver, CallStarted, Origin};
+use crate::server::{CallEnd, CallObserver, CallStarted, Origin, raw_json};
 
 /// Most calls kept.
 pub const MAX_CALLS: usize = 500;
@@ -40,41 +44,30 @@ pub fn timestamp(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 
-#[derive(Debug)]
-struct Entry {
+/// One call as the panel sees it. Cloning it shares the arguments and the result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Record {
     call_id: u64,
     origin: Origin,
     tool: String,
-    arguments: JsonObject,
-    started_at: DateTime<Utc>,
-    finished_at: Option<DateTime<Utc>>,
-    progress: VecDeque<Value>,
-    progress_dropped: u64,
+    arguments: Arc<JsonObject>,
+    /// RFC 3339 ([`timestamp`]).
+    started_at: String,
+    finished_at: Option<String>,
     /// `running`, `completed`, `tool_error`, `protocol_error`, `cancelled`, `input_required`.
     state: &'static str,
-    /// Shared with the reply path; serialized only when a record is built.
-    result: Option<Arc<CallToolResult>>,
+    progress: VecDeque<Value>,
+    progress_dropped: u64,
+    /// The result as the JSON text the reply carried ([`raw_json::embed_nested`]).
+    result: Option<Arc<Value>>,
     error: Option<Value>,
-    /// Estimated size of the recorded JSON.
-    bytes: usize,
 }
 
-impl Entry {
-    fn record(&self) -> Value {
-        json!({
-            "call_id": self.call_id,
-            "origin": self.origin,
-            "tool": self.tool,
-            "arguments": self.arguments,
-            "started_at": timestamp(self.started_at),
-            "finished_at": self.finished_at.map(timestamp),
-            "state": self.state,
-            "progress": self.progress,
-            "progress_dropped": self.progress_dropped,
-            "result": self.result.as_deref(),
-            "error": self.error,
-        })
-    }
+#[derive(Debug)]
+struct Entry {
+    record: Record,
+    /// Estimated size of the recorded JSON.
+    bytes: usize,
 }
 
 #[derive(Default)]
@@ -113,14 +106,14 @@ impl History {
     }
 
     /// Every recorded call, oldest first.
-    pub fn list(&self) -> Vec<Value> {
-        self.inner.lock().calls.iter().map(Entry::record).collect()
+    pub fn list(&self) -> Vec<Record> {
+        self.inner.lock().calls.iter().map(|entry| entry.record.clone()).collect()
     }
 
     /// The origin of a recorded call, and whether it is still running.
     pub fn lookup(&self, call_id: u64) -> Option<(Origin, bool)> {
         let inner = self.inner.lock();
-        inner.calls.iter().find(|e| e.call_id == call_id).map(|e| (e.origin, e.state == "running"))
+        inner.calls.iter().find(|e| e.record.call_id == call_id).map(|e| (e.record.origin, e.record.state == "running"))
     }
 
     fn emit(inner: &mut Inner, event: InstanceEvent) {
@@ -135,7 +128,7 @@ impl History {
 
     fn trim(inner: &mut Inner) {
         while inner.calls.len() > MAX_CALLS || inner.bytes > MAX_BYTES {
-            let victim = inner.calls.iter().position(|e| e.state != "running").unwrap_or(0);
+            let victim = inner.calls.iter().position(|e| e.record.state != "running").unwrap_or(0);
             if inner.calls.len() == 1 {
                 break;
             }
@@ -150,23 +143,9 @@ fn tag_of(meta: &RequestMetaObject, key: &str) -> Option<Value> {
     meta.0.get(key).cloned()
 }
 
-/// The size of `value` serialized, counted without building the text.
-fn json_size<T: serde::Serialize + ?Sized>(value: &T) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    match crate::server::raw_json::to_writer(&mut count, value) {
-        Ok(()) => count.0,
-        Err(_) => 0,
-    }
+/// The size of `value` serialized.
+fn json_size<T: Serialize + ?Sized>(value: &T) -> usize {
+    raw_json::size_of(value).unwrap_or(0)
 }
 
 impl CallObserver for History {
@@ -182,26 +161,25 @@ impl CallObserver for History {
         {
             let _ = waiter.send(call.call_id);
         }
-        let arguments_size = json_size(&call.arguments);
-        let entry = Entry {
+        let arguments_size = json_size(&*call.arguments);
+        let record = Record {
             call_id: call.call_id,
             origin: call.origin,
             tool: call.tool.clone(),
             arguments: call.arguments.clone(),
-            started_at: call.at,
+            started_at: timestamp(call.at),
             finished_at: None,
+            state: "running",
             progress: VecDeque::new(),
             progress_dropped: 0,
-            state: "running",
             result: None,
             error: None,
-            bytes: 256 + call.tool.len() + arguments_size,
         };
-        let record = entry.record();
+        let entry = Entry { record: record.clone(), bytes: 256 + call.tool.len() + arguments_size };
         inner.bytes += entry.bytes;
         inner.calls.push_back(entry);
         History::trim(&mut inner);
-        History::emit(&mut inner, InstanceEvent::CallStarted { call: record });
+        History::emit(&mut inner, InstanceEvent::CallStarted { call: CallRecord::Shared(Box::new(record)) });
     }
 
     fn progress(&self, call_id: u64, update: &ProgressUpdate) {
@@ -215,13 +193,13 @@ impl CallObserver for History {
             "total": update.total,
             "message": update.message,
         });
-        let Some(entry) = inner.calls.iter_mut().find(|e| e.call_id == call_id) else { return };
+        let Some(entry) = inner.calls.iter_mut().find(|e| e.record.call_id == call_id) else { return };
         let size = 64 + update.message.len();
-        entry.progress.push_back(progress.clone());
+        entry.record.progress.push_back(progress.clone());
         entry.bytes += size;
-        if entry.progress.len() > MAX_PROGRESS {
-            entry.progress.pop_front();
-            entry.progress_dropped += 1;
+        if entry.record.progress.len() > MAX_PROGRESS {
+            entry.record.progress.pop_front();
+            entry.record.progress_dropped += 1;
             entry.bytes = entry.bytes.saturating_sub(size);
         } else {
             inner.bytes += size;
@@ -237,23 +215,28 @@ impl CallObserver for History {
         let (state, result, error) = match end {
             CallEnd::Result(result) => {
                 let state = if result.is_error == Some(true) { "tool_error" } else { "completed" };
-                (state, Some(result.clone()), None)
+                // The one copy the history keeps: the reply's JSON text.
+                let text = raw_json::embed_nested(*result).unwrap_or_else(
+                    |err| json!({ "unrecorded": format!("the result could not be serialized: {err}") }),
+                );
+                (state, Some(Arc::new(text)), None)
             }
             CallEnd::Error(err) => ("protocol_error", None, serde_json::to_value(err).ok()),
             CallEnd::InputRequired => ("input_required", None, None),
             CallEnd::Cancelled => ("cancelled", None, None),
         };
         let added = result.as_deref().map_or(0, json_size) + error.as_ref().map_or(0, json_size);
-        let Some(entry) = inner.calls.iter_mut().find(|e| e.call_id == call_id) else { return };
-        entry.finished_at = Some(at);
-        entry.state = state;
-        entry.result = result;
-        entry.error = error;
+        let Some(entry) = inner.calls.iter_mut().find(|e| e.record.call_id == call_id) else { return };
+        let record = &mut entry.record;
+        record.finished_at = Some(timestamp(at));
+        record.state = state;
+        record.result = result;
+        record.error = error;
+        let record = record.clone();
         entry.bytes += added;
-        let record = entry.record();
         inner.bytes += added;
         History::trim(&mut inner);
-        History::emit(&mut inner, InstanceEvent::CallFinished { call: record });
+        History::emit(&mut inner, InstanceEvent::CallFinished { call: CallRecord::Shared(Box::new(record)) });
     }
 }
 
@@ -272,10 +255,16 @@ mod tests {
             call_id,
             origin,
             tool: "workspace_list".into(),
-            arguments: json!({"path": "project/"}).as_object().cloned().expect("object"),
+            arguments: Arc::new(json!({"path": "project/"}).as_object().cloned().expect("object")),
             at: Utc::now(),
             request_meta,
         }
+    }
+
+    /// The records as the Hub reads them.
+    fn listed(history: &History) -> Vec<Value> {
+        let text = raw_json::to_vec(&history.list()).expect("serializable");
+        serde_json::from_slice(&text).expect("JSON")
     }
 
     fn update(message: &str) -> ProgressUpdate {
@@ -290,8 +279,8 @@ mod tests {
         history.started(&started(1, Origin::Client, &[]));
         history.progress(1, &update("Files visited"));
         let result = CallToolResult::success(vec![ContentBlock::text("done")]);
-        history.finished(1, Utc::now(), &CallEnd::Result(Arc::new(result)));
-        let calls = history.list();
+        history.finished(1, Utc::now(), &CallEnd::Result(&result));
+        let calls = listed(&history);
         assert_eq!(calls.len(), 1);
         assert_eq!(calls[0]["state"], "completed");
         assert_eq!(calls[0]["origin"], "client");
@@ -304,6 +293,32 @@ mod tests {
             })
             .collect();
         assert_eq!(kinds, ["call_started", "call_progress", "call_finished"]);
+    }
+
+    #[test]
+    fn a_result_with_an_embedded_listing_reaches_the_hub_as_plain_json_and_is_held_once() {
+        let history = History::default();
+        let (tx, mut rx) = mpsc::channel(16);
+        history.set_sink(Some(tx));
+        history.started(&started(1, Origin::Client, &[]));
+        let listing = json!({ "entries": [{ "path": "project/a \"quoted\".txt", "kind": "file" }] });
+        let mut result = CallToolResult::success(vec![ContentBlock::text("1 entry")]);
+        result.structured_content = Some(raw_json::embed(&listing).expect("embedded"));
+        history.finished(1, Utc::now(), &CallEnd::Result(&result));
+        let frames: Vec<Value> = std::iter::from_fn(|| rx.try_recv().ok())
+            .map(|m| serde_json::from_slice(&crate::admin::protocol::encode(&m).expect("frame")).expect("JSON"))
+            .collect();
+        let finished = &frames[1]["call"];
+        assert_eq!(finished["result"]["structuredContent"], listing, "{finished}");
+        assert_eq!(listed(&history)[0]["result"]["structuredContent"], listing);
+        // The event and the list share the history's one text of the result.
+        let inner = history.inner.lock();
+        let held = inner.calls[0].record.result.as_ref().expect("a result");
+        assert_eq!(Arc::strong_count(held), 1, "the sent event has been dropped");
+        drop(inner);
+        let records = history.list();
+        let held = records[0].result.as_ref().expect("a result");
+        assert_eq!(Arc::strong_count(held), 2, "listing shares the text instead of copying it");
     }
 
     #[test]
@@ -320,7 +335,7 @@ mod tests {
         assert_eq!(history.lookup(8), Some((Origin::Panel, true)));
         history.finished(8, Utc::now(), &CallEnd::Cancelled);
         assert_eq!(history.lookup(8), Some((Origin::Panel, false)));
-        assert_eq!(history.list()[0]["state"], "cancelled");
+        assert_eq!(listed(&history)[0]["state"], "cancelled");
     }
 
     #[test]
@@ -332,7 +347,7 @@ mod tests {
             history.finished(call_id, Utc::now(), &CallEnd::Cancelled);
         }
         history.started(&started(10_000, Origin::Client, &[]));
-        let ids: Vec<u64> = history.list().iter().map(|c| c["call_id"].as_u64().expect("id")).collect();
+        let ids: Vec<u64> = listed(&history).iter().map(|c| c["call_id"].as_u64().expect("id")).collect();
         assert_eq!(ids.len(), MAX_CALLS);
         assert_eq!(ids[0], 1, "the running call stays");
         assert!(!ids.contains(&2) && !ids.contains(&3), "the oldest finished calls left");

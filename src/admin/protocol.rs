@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+use super::history;
+
 /// Version of this message set, sent in `hello`.
 pub const PROTOCOL: u32 = 1;
 /// Longest accepted line, newline excluded. A tool result stays below 8 MiB (the stdio limit);
@@ -84,17 +86,40 @@ pub struct Welcome {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum InstanceEvent {
     /// A call began; `call` is its history record (state `running`).
-    CallStarted { call: Value },
+    CallStarted { call: CallRecord },
     /// A progress update of a running call.
     CallProgress { call_id: u64, progress: Value },
     /// A call ended; `call` is its complete history record.
-    CallFinished { call: Value },
+    CallFinished { call: CallRecord },
     /// A panel call asks the user (elicitation); answer with `elicitation.respond`.
     ElicitationRequested { elicitation: Value },
     /// An elicitation was answered, cancelled or withdrawn.
     ElicitationResolved { elicitation_id: String, action: String },
     /// The MCP client initialized (the instance joined before that): its name and version.
     ClientInitialized { client: String },
+}
+
+/// A call's history record in an event: the history's own record as an instance sends it (sharing
+/// the call's arguments and result with the history), a plain value as the Hub receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallRecord {
+    Shared(Box<history::Record>),
+    Received(Value),
+}
+
+impl Serialize for CallRecord {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            CallRecord::Shared(record) => record.serialize(serializer),
+            CallRecord::Received(value) => value.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CallRecord {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Value::deserialize(deserializer).map(CallRecord::Received)
+    }
 }
 
 /// A request from the Hub (on behalf of the browser) to an instance.

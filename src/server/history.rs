@@ -25,7 +25,8 @@ pub struct CallStarted {
     pub call_id: u64,
     pub origin: Origin,
     pub tool: String,
-    pub arguments: JsonObject,
+    /// Shared with the tool's own decoding of them, never copied for the observer.
+    pub arguments: Arc<JsonObject>,
     pub at: DateTime<Utc>,
     /// The request's `_meta` (progress token and any keys the caller added; the admin panel's
     /// in-process session tags its calls here to recognise them).
@@ -34,10 +35,10 @@ pub struct CallStarted {
 
 /// How a call ended.
 #[derive(Debug, Clone)]
-pub enum CallEnd {
-    /// A result was returned (successful or `isError`); shared with the observer, never copied
-    /// for it.
-    Result(Arc<CallToolResult>),
+pub enum CallEnd<'a> {
+    /// A result was returned (successful or `isError`): the reply itself, lent to the observer,
+    /// which keeps whatever it needs of it (the history: its JSON text).
+    Result(&'a CallToolResult),
     /// The request failed at the protocol level.
     Error(ErrorData),
     /// The client must answer a question and retry (2026-07-28 sessions).
@@ -50,5 +51,5 @@ pub enum CallEnd {
 pub trait CallObserver: Send + Sync {
     fn started(&self, call: &CallStarted);
     fn progress(&self, call_id: u64, update: &ProgressUpdate);
-    fn finished(&self, call_id: u64, at: DateTime<Utc>, end: &CallEnd);
+    fn finished(&self, call_id: u64, at: DateTime<Utc>, end: &CallEnd<'_>);
 }

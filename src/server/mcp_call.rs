@@ -138,15 +138,15 @@ impl McpAsker {
     pub fn new(
         context: &RequestContext<RoleServer>,
         tool: &str,
+        arguments: &JsonObject,
         request: &rmcp::model::CallToolRequestParams,
         asked: &AskedQuestions,
     ) -> McpAsker {
         let round_trip =
             context.protocol_version().is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-        let arguments = request.arguments.clone().unwrap_or_default();
         let answers = match (&request.request_state, &request.input_responses) {
             (Some(state), Some(responses)) if round_trip => {
-                asked.take(state, tool, &arguments).map(|asked| Answers { asked, responses: responses.clone() })
+                asked.take(state, tool, arguments).map(|asked| Answers { asked, responses: responses.clone() })
             }
             _ => None,
         };

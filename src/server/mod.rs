@@ -184,11 +184,12 @@ impl ForgeServer {
     async fn run_call(
         &self,
         name: String,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
         sinks: Vec<Arc<dyn ProgressSink>>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let arguments = request.arguments.clone().unwrap_or_default();
+        // One copy of the arguments, shared by the observer, the question round and the tool.
+        let arguments = Arc::new(request.arguments.take().unwrap_or_default());
         let heavy = heavy::is_heavy(&name, &arguments);
         let call_id = self.shared.next_call_id.fetch_add(1, Ordering::Relaxed);
         let observer = self.observer();
@@ -203,13 +204,14 @@ impl ForgeServer {
             });
         }
         let (progress, peer_progress) = self.progress_for(&context, observer.clone().map(|o| (o, call_id)), sinks);
-        let asker: Arc<dyn Asker> = Arc::new(McpAsker::new(&context, &name, &request, &self.shared.asked));
+        let asker: Arc<dyn Asker> = Arc::new(McpAsker::new(&context, &name, &arguments, &request, &self.shared.asked));
         let call = Call::new(progress, context.ct.clone(), Some(asker));
         let slot = if heavy { self.shared.heavy.acquire(&call).await } else { None };
         let outcome = if heavy && slot.is_none() {
             Outcome::Failure("The call was cancelled while it waited for other heavy calls to finish.".into())
         } else {
-            let future = self.shared.registry.invoke(&name, arguments, call).expect("the tool exists (checked above)");
+            let future =
+                self.shared.registry.invoke(&name, arguments.clone(), call).expect("the tool exists (checked above)");
             future.await
         };
         drop(slot);
@@ -220,7 +222,7 @@ impl ForgeServer {
             Outcome::InputRequired(question) => match self
                 .shared
                 .asked
-                .remember(&name, request.arguments.as_ref().unwrap_or(&Default::default()), &question)
+                .remember(&name, &arguments, &question)
                 .and_then(|state| mcp_call::input_required(&question, state))
             {
                 Ok(result) => (Ok(CallToolResponse::InputRequired(result)), CallEnd::InputRequired),
@@ -242,11 +244,10 @@ impl ForgeServer {
                     // No observer (`--no-admin`): the result goes out as it is, never copied.
                     return Ok(CallToolResponse::Complete(result));
                 };
-                // The observer keeps the shared result; only the reply gets its own copy.
-                let result = Arc::new(result);
-                let end = if context.ct.is_cancelled() { CallEnd::Cancelled } else { CallEnd::Result(result.clone()) };
+                // The observer reads the reply and keeps what it needs; the reply is never copied.
+                let end = if context.ct.is_cancelled() { CallEnd::Cancelled } else { CallEnd::Result(&result) };
                 observer.finished(call_id, Utc::now(), &end);
-                return Ok(CallToolResponse::Complete(Arc::unwrap_or_clone(result)));
+                return Ok(CallToolResponse::Complete(result));
             }
         };
         if let Some(observer) = &observer {

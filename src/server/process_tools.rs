@@ -415,7 +415,7 @@ mod tests {
         }
 
         async fn call(&self, tool: &str, args: Value) -> Outcome {
-            let args = args.as_object().cloned().unwrap();
+            let args = std::sync::Arc::new(args.as_object().cloned().unwrap());
             self.registry.invoke(tool, args, Call::detached()).unwrap().await
         }
     }

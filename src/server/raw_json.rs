@@ -14,9 +14,10 @@
 //! that leaves for any other transport (rmcp's own, as a library user might choose) gets its
 //! embedded value parsed back first ([`settle`]), so it is right on every transport.
 //!
-//! Architecture invariant: only [`embed`] creates marker keys, always mapped to JSON that
-//! serde_json wrote, and the marker's secret never leaves the process, so content from files,
-//! processes or clients is never written unescaped. An embedded object is never changed.
+//! Architecture invariant: only [`embed`] and [`embed_nested`] create marker keys, always mapped
+//! to JSON that serde_json (or [`to_writer`]) wrote, and the marker's secret never leaves the
+//! process, so content from files, processes or clients is never written unescaped. An embedded
+//! object is never changed.
 
 use std::io;
 use std::sync::OnceLock;
@@ -47,12 +48,40 @@ fn marker() -> &'static str {
 /// `value` serialized and carried as an object of one marked entry, `{marker: json}` (an object,
 /// so that rmcp keeps it as `structuredContent` for peers of every protocol version).
 pub fn embed<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<Value> {
-    let text = serde_json::to_vec(value)?;
-    // serde_json writes UTF-8 only.
-    let text = String::from_utf8(text).map_err(|_| serde_json::Error::io(io::Error::other("invalid UTF-8")))?;
+    marked(serde_json::to_vec(value)?)
+}
+
+/// [`embed`] for a value that may itself hold embedded results (a tool's whole result, whose
+/// `structuredContent` may be one): its text is written by [`to_writer`], so those are plain JSON
+/// in it.
+pub fn embed_nested<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<Value> {
+    marked(to_vec(value)?)
+}
+
+/// JSON text that serde_json (or [`to_writer`]) wrote, as the object of one marked entry.
+fn marked(json: Vec<u8>) -> serde_json::Result<Value> {
+    // Both write UTF-8 only.
+    let text = String::from_utf8(json).map_err(|_| serde_json::Error::io(io::Error::other("invalid UTF-8")))?;
     let mut res = serde_json::Map::new();
     res.insert(marker().to_owned(), Value::String(text));
     Ok(Value::Object(res))
+}
+
+/// The length of `value` as [`to_writer`] writes it, counted without building the text.
+pub fn size_of<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<usize> {
+    struct Count(usize);
+    impl io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    to_writer(&mut count, value)?;
+    Ok(count.0)
 }
 
 /// Marks a request that arrived on a transport whose messages are written by [`to_writer`].

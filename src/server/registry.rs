@@ -150,7 +150,7 @@ impl Outcome {
     }
 }
 
-type Handler = Arc<dyn Fn(JsonObject, Call) -> BoxFuture<'static, Outcome> + Send + Sync>;
+type Handler = Arc<dyn Fn(Arc<JsonObject>, Call) -> BoxFuture<'static, Outcome> + Send + Sync>;
 
 struct Entry {
     /// Built on first use: deriving and rewriting the schemas is most of the server's start-up
@@ -184,10 +184,10 @@ impl Registry {
         let name = spec.name;
         let describe = Box::new(move || describe::<A, R>(&spec));
         let body = Arc::new(body);
-        let handler: Handler = Arc::new(move |args: JsonObject, call: Call| {
+        let handler: Handler = Arc::new(move |args: Arc<JsonObject>, call: Call| {
             let body = body.clone();
             Box::pin(async move {
-                let args: A = match decode_arguments(args) {
+                let args: A = match decode_arguments(&args) {
                     Ok(args) => args,
                     Err(message) => return Outcome::Failure(message),
                 };
@@ -230,7 +230,8 @@ impl Registry {
     }
 
     /// Runs a tool; `None` when no tool has that name.
-    pub fn invoke(&self, name: &str, args: JsonObject, call: Call) -> Option<BoxFuture<'static, Outcome>> {
+    /// Runs a tool; its arguments are decoded from the shared object, which is never copied.
+    pub fn invoke(&self, name: &str, args: Arc<JsonObject>, call: Call) -> Option<BoxFuture<'static, Outcome>> {
         self.tools.get(name).map(|entry| (entry.handler)(args, call))
     }
 }
@@ -278,9 +279,8 @@ fn derived_schema<T: JsonSchema>(tool: &str, side: Side) -> JsonObject {
 }
 
 /// Decodes tool arguments, naming the offending argument in the error.
-fn decode_arguments<A: DeserializeOwned>(args: JsonObject) -> Result<A, String> {
-    let value = Value::Object(args);
-    serde_path_to_error::deserialize(value).map_err(|err| {
+fn decode_arguments<A: DeserializeOwned>(args: &JsonObject) -> Result<A, String> {
+    serde_path_to_error::deserialize(args).map_err(|err| {
         let path = err.path().to_string();
         let inner = err.into_inner().to_string();
         if path == "." || path.is_empty() {
@@ -322,12 +322,12 @@ mod tests {
     #[test]
     fn argument_errors_name_the_argument() {
         let args = json!({ "path": "x", "depth": "deep" }).as_object().cloned().unwrap();
-        let err = decode_arguments::<Args>(args).err().unwrap();
+        let err = decode_arguments::<Args>(&args).err().unwrap();
         assert!(err.starts_with("Invalid argument `depth`: invalid type: string \"deep\""), "{err}");
-        let err = decode_arguments::<Args>(JsonObject::new()).err().unwrap();
+        let err = decode_arguments::<Args>(&JsonObject::new()).err().unwrap();
         assert_eq!(err, "Invalid arguments: missing field `path`.");
         let args = json!({ "path": "x", "dpeth": 1 }).as_object().cloned().unwrap();
-        let err = decode_arguments::<Args>(args).err().unwrap();
+        let err = decode_arguments::<Args>(&args).err().unwrap();
         assert!(err.contains("unknown field `dpeth`"), "{err}");
     }
 

@@ -5,18 +5,22 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use rmcp::model::{CallToolRequestParams, RequestMetaObject};
+use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::{Ctx, LinkState, PanelCall, RESPONSE_ROOM, STATUS_TOOLS};
-use crate::admin::history::{PANEL_TAG_KEY, timestamp};
+use crate::admin::history::{PANEL_TAG_KEY, Record, timestamp};
 use crate::admin::protocol::{self, HubRequest, Response};
-use crate::server::Origin;
+use crate::server::{Origin, raw_json};
 
 pub(super) async fn respond(ctx: &Arc<Ctx>, id: String, call: HubRequest) -> Response {
     let result = match call {
-        HubRequest::HistoryList => Ok(json!({ "calls": ctx.history.list() })),
+        // Written once, as text: the records' results are the JSON text the history holds.
+        HubRequest::HistoryList => {
+            raw_json::embed_nested(&HistoryList { calls: ctx.history.list() }).map_err(|err| err.to_string())
+        }
         HubRequest::CatalogGet => ctx.session.catalog().await.map_err(|e| e.to_string()),
         HubRequest::StatusGet => Ok(status(ctx).await),
         HubRequest::ResourceRead { uri } => ctx.session.read_resource(&uri).await.map_err(|e| e.to_string()),
@@ -28,7 +32,7 @@ pub(super) async fn respond(ctx: &Arc<Ctx>, id: String, call: HubRequest) -> Res
     };
     match result {
         Ok(value) => {
-            let size = crate::server::raw_json::to_vec(&value).map(|v| v.len()).unwrap_or(usize::MAX);
+            let size = raw_json::size_of(&value).unwrap_or(usize::MAX);
             if size > protocol::MAX_FRAME - RESPONSE_ROOM {
                 Response::err(id, format!("the answer is too large for the panel ({} MiB)", size >> 20))
             } else {
@@ -37,6 +41,12 @@ pub(super) async fn respond(ctx: &Arc<Ctx>, id: String, call: HubRequest) -> Res
         }
         Err(err) => Response::err(id, err),
     }
+}
+
+/// The answer of `history.list`.
+#[derive(Serialize)]
+struct HistoryList {
+    calls: Vec<Record>,
 }
 
 async fn status(ctx: &Ctx) -> Value {
