@@ -115,8 +115,11 @@ impl CmakeService {
             out.up_to_date = seen.no_work;
             out.diagnostics = self.locate(&seen.parser.diagnostics, build.as_deref());
             // A new File API generation during the build restores (or refreshes) the context, even
-            // when compiling failed afterwards.
-            if let (Some(dir), Some(build)) = (&dir, &build)
+            // when compiling failed afterwards. A build in which ninja ran no step at all (a
+            // regeneration is a step) made none, so a no-op build reads the reply directory once.
+            let ran_steps = !seen.no_work || seen.steps.is_some();
+            if ran_steps
+                && let (Some(dir), Some(build)) = (&dir, &build)
                 && file_api::is_new(before.as_ref(), file_api::latest_index(build).as_ref())
             {
                 let id = self.tracker.id_for_build_dir(dir).or_else(|| match execution {

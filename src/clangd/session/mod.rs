@@ -39,10 +39,6 @@ use crate::toolchain::{Environment, command_in};
 
 /// How long `initialize` may take.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long the warm-up parse may take before index-backed requests stop waiting for it.
-const WARM_UP_TIMEOUT: Duration = Duration::from_secs(120);
-/// How long the warm-up waits, after its diagnostics, for clangd to begin indexing.
-const INDEX_START_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a polite shutdown may take before the process is stopped.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -439,12 +435,7 @@ impl Session {
         });
         let database = spec.database_dir.join("compile_commands.json");
         let task = tokio::spawn(async move {
-            let mut worked = documents.state.worked.subscribe();
-            if warm_up(&documents, &database).await
-                && tokio::time::timeout(INDEX_START_TIMEOUT, worked.wait_for(|worked| *worked)).await.is_err()
-            {
-                tracing::info!("clangd reported no indexing after its warm-up; index-backed requests stop waiting");
-            }
+            warm_up::warm_up(&documents, &database).await;
             warmed_tx.send_replace(true);
         });
         *session.warm_up.lock() = Some(task);
@@ -552,50 +543,7 @@ impl Session {
     }
 }
 
-/// Opens the first file of the compilation database once, so clangd loads the database and starts
-/// its background index. Returns whether it opened one.
-async fn warm_up(documents: &Arc<Documents>, database: &Path) -> bool {
-    let Some((file, text)) = tokio::task::spawn_blocking({
-        let database = database.to_path_buf();
-        move || first_database_file(&database)
-    })
-    .await
-    .ok()
-    .flatten() else {
-        return false;
-    };
-    let uri = file_uri(&file);
-    let deadline = Instant::now() + WARM_UP_TIMEOUT;
-    let name = file.display().to_string();
-    match documents.open(&uri, name, language_id(&file), &text, deadline).await {
-        Ok(mut doc) => {
-            if let Err(err) = doc.diagnostics(deadline).await {
-                tracing::debug!("clangd warm-up: {err}");
-            }
-            true
-        }
-        Err(err) => {
-            tracing::debug!("clangd warm-up: {err}");
-            false
-        }
-    }
-}
-
-/// The first entry of a compilation database whose file can be read as text.
-fn first_database_file(database: &Path) -> Option<(PathBuf, String)> {
-    let bytes = std::fs::read(database).ok()?;
-    let entries: Vec<Value> = serde_json::from_slice(&bytes).ok()?;
-    entries.iter().find_map(|entry| {
-        let file = Path::new(entry.get("file")?.as_str()?);
-        let file = if file.is_absolute() {
-            file.to_path_buf()
-        } else {
-            Path::new(entry.get("directory")?.as_str()?).join(file)
-        };
-        let text = std::fs::read_to_string(&file).ok()?;
-        Some((file, text))
-    })
-}
+mod warm_up;
 
 #[cfg(test)]
 mod tests;

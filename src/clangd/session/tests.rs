@@ -1,3 +1,4 @@
+use super::warm_up::first_database_file;
 use super::*;
 
 fn state() -> Arc<State> {
