@@ -21,6 +21,13 @@ before it, traced until it exits):
 
     python3 benches/idle_rss.py order target/release/forgemcp --workspace DIR > linker/startup-symbols.txt
 
+Its first line records what the list was made with (rustc's version and commit, a digest of
+`Cargo.lock`); `build.rs` warns when a release build differs. `check` says how many of the listed
+functions a binary has, and fails below `--min-share` (0.9): code changes rename some of them
+(`.llvm.` suffixes, changed paths), so `measure` prints the same line first.
+
+    python3 benches/idle_rss.py check target/release/forgemcp
+
 The present pages include those the kernel maps around each fault: the page cache holds a binary in
 folios of up to several hundred KiB, and a fault maps the whole folio around it, so code near
 start-up code counts too. Stdlib only (and valgrind for `order`); Linux only.
@@ -311,20 +318,71 @@ def profiled_session(args, tmp, admin):
     return names
 
 
+LIST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "linker", "startup-symbols.txt")
+REGENERATE = (
+    "cargo build --release && python3 benches/idle_rss.py order target/release/forgemcp --workspace <a C/C++ tree> "
+    "> linker/startup-symbols.txt && cargo build --release"
+)
+
+
+def defined_names(binary):
+    out = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True, check=True).stdout
+    return {line.split()[-1] for line in out.splitlines() if line.strip()}
+
+
+def fingerprint():
+    """What the list's names depend on besides the code: the `# made with` line `build.rs` compares
+    (rustc's release and commit, FNV-1a 64 of Cargo.lock; build.rs computes the same)."""
+    rustc = subprocess.run([os.environ.get("RUSTC", "rustc"), "-vV"], capture_output=True, text=True, check=True).stdout
+    info = dict(line.split(": ", 1) for line in rustc.splitlines() if ": " in line)
+    digest = 0xCBF29CE484222325
+    with open(os.path.join(os.path.dirname(LIST), "..", "Cargo.lock"), "rb") as f:
+        for byte in f.read():
+            digest = ((digest ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"# made with: rustc {info.get('release', '?')} {info.get('commit-hash', '?')}; Cargo.lock {digest:016x}"
+
+
 def order(args):
     """Start-up functions first (`--no-admin`, as idle RSS is measured), then what the admin panel's
     start (the instance's link and the Hub it starts) adds."""
     binary = os.path.realpath(args.binary)
     with tempfile.TemporaryDirectory() as tmp:
         names = profiled_session(args, tmp, admin=False) + profiled_session(args, tmp, admin=True)
-    defined = {line.split()[-1] for line in subprocess.run(["nm", binary], capture_output=True, text=True, check=True).stdout.splitlines()}
+    defined = defined_names(binary)
+    print(fingerprint())
     for name in dict.fromkeys(names):
         if name in defined:
             print(name)
 
 
+def coverage(binary):
+    """(listed names the binary has, listed names, the line that says so)."""
+    with open(LIST) as f:
+        listed = [line.strip() for line in f if line.strip() and not line.startswith("#")]
+    defined = defined_names(binary)
+    found = sum(name in defined for name in listed)
+    renamed = sum(name not in defined and ".llvm." in name for name in listed)
+    share = found / len(listed) if listed else 0.0
+    line = (
+        f"start-up list: {found:,} of {len(listed):,} functions are in {binary} ({share:.0%}); "
+        f"{len(listed) - found:,} missing, {renamed:,} of them with another `.llvm.` suffix"
+    )
+    return share, line
+
+
+def check(args):
+    share, line = coverage(args.binary)
+    print(line)
+    if share < args.min_share:
+        raise SystemExit(
+            f"linker/startup-symbols.txt is stale (below {args.min_share:.0%}): release builds lay out start-up code "
+            f"from it, and idle RSS rises as names go missing. Regenerate it (needs valgrind):\n  {REGENERATE}"
+        )
+
+
 def measure(args):
     args.crates = args.crates or args.symbols
+    print(coverage(args.binary)[1])
     runs = [one_start(args) for _ in range(args.runs)]
     mib = lambda kib: f"{kib / 1024:.2f}"
     med = lambda xs: statistics.median(xs)
@@ -353,6 +411,9 @@ def measure(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
+    sub = commands.add_parser("check")
+    sub.add_argument("binary")
+    sub.add_argument("--min-share", type=float, default=0.9, help="fail below this share of listed names")
     for name in ("measure", "order"):
         sub = commands.add_parser(name)
         sub.add_argument("binary")
@@ -368,7 +429,7 @@ def main():
             sub.add_argument("--crates", type=int, default=0, help="print the N crates with the most resident code")
             sub.add_argument("--symbols", type=int, default=0, help="print the N symbols with the most resident code")
     args = parser.parse_args()
-    (measure if args.command == "measure" else order)(args)
+    {"check": check, "measure": measure, "order": order}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -207,10 +207,10 @@ impl CallObserver for History {
         History::emit(&mut inner, InstanceEvent::CallProgress { call_id, progress });
     }
 
-    fn finished(&self, call_id: u64, at: DateTime<Utc>, end: &CallEnd) {
+    fn finished(&self, call_id: u64, at: DateTime<Utc>, end: &CallEnd) -> Option<Arc<Value>> {
         let mut inner = self.inner.lock();
         if inner.probes.remove(&call_id) {
-            return;
+            return None;
         }
         let (state, result, error) = match end {
             CallEnd::Result(result) => {
@@ -226,17 +226,18 @@ impl CallObserver for History {
             CallEnd::Cancelled => ("cancelled", None, None),
         };
         let added = result.as_deref().map_or(0, json_size) + error.as_ref().map_or(0, json_size);
-        let Some(entry) = inner.calls.iter_mut().find(|e| e.record.call_id == call_id) else { return };
+        let entry = inner.calls.iter_mut().find(|e| e.record.call_id == call_id)?;
         let record = &mut entry.record;
         record.finished_at = Some(timestamp(at));
         record.state = state;
-        record.result = result;
+        record.result = result.clone();
         record.error = error;
         let record = record.clone();
         entry.bytes += added;
         inner.bytes += added;
         History::trim(&mut inner);
         History::emit(&mut inner, InstanceEvent::CallFinished { call: CallRecord::Shared(Box::new(record)) });
+        result
     }
 }
 

@@ -11,6 +11,7 @@ use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, ReadHalf, WriteHalf};
 use tokio::sync::Mutex;
 
+use super::raw_json::Wire;
 use super::stdio::{Verdict, check_incoming, outgoing_line};
 
 /// rmcp's transport on one async stream.
@@ -21,12 +22,18 @@ pub struct DuplexTransport<IO> {
     /// partly read message survives that and the next `receive` goes on with it.
     line: Vec<u8>,
     output: Arc<Mutex<WriteHalf<IO>>>,
+    wire: Wire,
 }
 
 /// The server's transport on `io`.
 pub fn transport<IO: AsyncRead + AsyncWrite + Send + 'static>(io: IO) -> DuplexTransport<IO> {
     let (input, output) = tokio::io::split(io);
-    DuplexTransport { input: BufReader::new(input), line: Vec::new(), output: Arc::new(Mutex::new(output)) }
+    DuplexTransport {
+        input: BufReader::new(input),
+        line: Vec::new(),
+        output: Arc::new(Mutex::new(output)),
+        wire: Wire::default(),
+    }
 }
 
 async fn write_line<W: AsyncWrite + Unpin>(output: &Mutex<W>, mut line: Vec<u8>) -> std::io::Result<()> {
@@ -39,9 +46,14 @@ async fn write_line<W: AsyncWrite + Unpin>(output: &Mutex<W>, mut line: Vec<u8>)
 impl<IO: AsyncRead + AsyncWrite + Send + 'static> Transport<RoleServer> for DuplexTransport<IO> {
     type Error = std::io::Error;
 
-    fn send(&mut self, item: ServerJsonRpcMessage) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+    fn send(
+        &mut self,
+        mut item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let output = self.output.clone();
-        async move { write_line(&output, outgoing_line(&item)).await }
+        let line = outgoing_line(&mut item, &self.wire);
+        drop(item);
+        async move { write_line(&output, line).await }
     }
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
@@ -53,7 +65,7 @@ impl<IO: AsyncRead + AsyncWrite + Send + 'static> Transport<RoleServer> for Dupl
             while line.last().is_some_and(|b| matches!(b, b'\n' | b'\r')) {
                 line.pop();
             }
-            match check_incoming(&line) {
+            match check_incoming(&line, &self.wire) {
                 Verdict::Forward(message) => return Some(*message),
                 Verdict::Ignore => {}
                 // Written by its own task: a `receive` dropped mid-write must not leave half a line.

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, JsonObject, RequestMetaObject};
+use serde_json::Value;
 
 use crate::call::ProgressUpdate;
 
@@ -51,5 +52,7 @@ pub enum CallEnd<'a> {
 pub trait CallObserver: Send + Sync {
     fn started(&self, call: &CallStarted);
     fn progress(&self, call_id: u64, update: &ProgressUpdate);
-    fn finished(&self, call_id: u64, at: DateTime<Utc>, end: &CallEnd<'_>);
+    /// The call's end; for a result, the JSON text the observer keeps of it
+    /// ([`super::raw_json::embed_nested`]), which the reply is then written from.
+    fn finished(&self, call_id: u64, at: DateTime<Utc>, end: &CallEnd<'_>) -> Option<Arc<Value>>;
 }

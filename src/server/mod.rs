@@ -15,6 +15,7 @@ pub mod duplex;
 pub mod heavy;
 mod history;
 mod instructions;
+mod kept_replies;
 mod mcp_call;
 mod mutation_tools;
 mod process_args;
@@ -41,12 +42,12 @@ use std::time::Duration;
 use chrono::Utc;
 use parking_lot::{Mutex, RwLock};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult, CompletionInfo,
-    CustomRequest, CustomResult, ExtensionCapabilities, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
-    GetTaskResult, Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, TASKS_EXTENSION_ID, Tool,
-    UnsubscribeRequestParams, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CompleteRequestParams, CompleteResult,
+    CompletionInfo, CustomRequest, CustomResult, ExtensionCapabilities, GetPromptRequestParams, GetPromptResponse,
+    GetTaskParams, GetTaskResult, Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    LoggingLevel, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Reference, ServerCapabilities, ServerConfig, ServerResult, SetLevelRequestParams,
+    SubscribeRequestParams, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -187,6 +188,7 @@ impl ForgeServer {
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
         sinks: Vec<Arc<dyn ProgressSink>>,
+        delivery: Delivery,
     ) -> Result<CallToolResponse, ErrorData> {
         // One copy of the arguments, shared by the observer, the question round and the tool.
         let arguments = Arc::new(request.arguments.take().unwrap_or_default());
@@ -244,9 +246,20 @@ impl ForgeServer {
                     // No observer (`--no-admin`): the result goes out as it is, never copied.
                     return Ok(CallToolResponse::Complete(result));
                 };
-                // The observer reads the reply and keeps what it needs; the reply is never copied.
-                let end = if context.ct.is_cancelled() { CallEnd::Cancelled } else { CallEnd::Result(&result) };
-                observer.finished(call_id, Utc::now(), &end);
+                if context.ct.is_cancelled() {
+                    observer.finished(call_id, Utc::now(), &CallEnd::Cancelled);
+                    return Ok(CallToolResponse::Complete(result));
+                }
+                // The observer reads the reply as the client gets it and keeps its JSON text; the
+                // reply is then written from that text, not serialized again.
+                let result = legacy_shape(result, &context);
+                let kept = observer.finished(call_id, Utc::now(), &CallEnd::Result(&result));
+                let mut result = result;
+                if let (Some(text), Some(wire), Delivery::Reply) =
+                    (kept, context.extensions.get::<raw_json::Wire>(), delivery)
+                {
+                    wire.kept.lend(&mut result, &text);
+                }
                 return Ok(CallToolResponse::Complete(result));
             }
         };
@@ -255,6 +268,31 @@ impl ForgeServer {
             observer.finished(call_id, Utc::now(), &end);
         }
         response
+    }
+}
+
+/// How a call's result reaches the client.
+#[derive(Clone, Copy)]
+pub(crate) enum Delivery {
+    /// As the reply to its `tools/call`.
+    Reply,
+    /// Kept by the task store, for `tasks/result`.
+    Task,
+}
+
+/// `result` as rmcp sends it to this request's peer: without `resultType: "complete"` before the
+/// 2026-07-28 revision (rmcp strips it after the handler returns; stripping it first lets the
+/// observer keep the very text the client gets). Our structured results are objects already.
+fn legacy_shape(result: CallToolResult, context: &RequestContext<RoleServer>) -> CallToolResult {
+    let current = context.protocol_version().is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+    if current {
+        return result;
+    }
+    let mut wrapped = ServerResult::CallToolResult(result);
+    wrapped.strip_result_type_for_legacy_peer();
+    match wrapped {
+        ServerResult::CallToolResult(result) => result,
+        _ => unreachable!("wrapped as a tool result above"),
     }
 }
 
@@ -323,11 +361,11 @@ impl ServerHandler for ForgeServer {
             let task = self.shared.tasks.spawn(move |stop, status| {
                 let mut context = context;
                 context.ct = stop;
-                Box::pin(async move { server.run_call(name, request, context, vec![status]).await })
+                Box::pin(async move { server.run_call(name, request, context, vec![status], Delivery::Task).await })
             });
             return Ok(CallToolResponse::Task(task));
         }
-        self.run_call(name, request, context, Vec::new()).await
+        self.run_call(name, request, context, Vec::new(), Delivery::Reply).await
     }
 
     async fn get_task(

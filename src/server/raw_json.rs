@@ -20,11 +20,13 @@
 //! object is never changed.
 
 use std::io;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::ser::{CharEscape, CompactFormatter, Formatter, Serializer};
+
+use super::kept_replies::KeptReplies;
 
 /// The prefix of every embedded result: a per-process secret between two noncharacters.
 fn marker() -> &'static str {
@@ -84,9 +86,12 @@ pub fn size_of<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<usize> {
     Ok(count.0)
 }
 
-/// Marks a request that arrived on a transport whose messages are written by [`to_writer`].
-#[derive(Debug, Clone, Copy)]
-pub struct Wire;
+/// Marks a request that arrived on a transport whose messages are written by [`to_writer`], and
+/// holds that transport's results whose reply is written from a text kept already.
+#[derive(Debug, Clone, Default)]
+pub struct Wire {
+    pub kept: Arc<KeptReplies>,
+}
 
 /// Parses an embedded value back into a plain `Value` (for a reply that another serializer
 /// writes); any other value is left as it is.

@@ -24,7 +24,10 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use rmcp::RoleServer;
-use rmcp::model::{ClientJsonRpcMessage, GetExtensions as _, JsonRpcMessage, ServerJsonRpcMessage, ServerResult};
+use rmcp::model::{
+    ClientJsonRpcMessage, GetExtensions as _, JsonRpcMessage, JsonRpcVersion2_0, RequestId, ServerJsonRpcMessage,
+    ServerResult,
+};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, BufReader};
@@ -57,8 +60,8 @@ pub enum Verdict {
     Reply(Value),
 }
 
-/// Classifies one incoming line (without its terminator).
-pub fn check_incoming(line: &[u8]) -> Verdict {
+/// Classifies one incoming line (without its terminator) that arrived on the transport of `wire`.
+pub fn check_incoming(line: &[u8], wire: &raw_json::Wire) -> Verdict {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Verdict::Ignore;
     }
@@ -86,7 +89,7 @@ pub fn check_incoming(line: &[u8]) -> Verdict {
     match serde_json::from_value::<ClientJsonRpcMessage>(value) {
         Ok(mut message) => {
             if let JsonRpcMessage::Request(request) = &mut message {
-                request.request.extensions_mut().insert(raw_json::Wire);
+                request.request.extensions_mut().insert(wire.clone());
             }
             Verdict::Forward(Box::new(message))
         }
@@ -106,13 +109,34 @@ fn error_reply(id: Value, code: i64, message: &str) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
 }
 
-/// Serializes one outgoing message as a line (without its terminator); a message beyond the limit
-/// becomes an error for the same request.
-pub fn outgoing_line(message: &ServerJsonRpcMessage) -> Vec<u8> {
+/// A reply whose result is written from its kept text ([`KeptReplies`](super::kept_replies::KeptReplies)):
+/// the fields of rmcp's `JsonRpcResponse`, in its order.
+#[derive(serde::Serialize)]
+struct KeptReply<'a> {
+    jsonrpc: JsonRpcVersion2_0,
+    id: &'a RequestId,
+    result: &'a Value,
+}
+
+/// Serializes one outgoing message of the transport of `wire` as a line (without its terminator);
+/// a message beyond the limit becomes an error for the same request.
+pub fn outgoing_line(message: &mut ServerJsonRpcMessage, wire: &raw_json::Wire) -> Vec<u8> {
     let mut line = Vec::with_capacity(256);
-    let written = match wire::outgoing(message) {
-        Some(rewritten) => raw_json::to_writer(&mut line, &rewritten),
-        None => raw_json::to_writer(&mut line, message),
+    let kept = match message {
+        JsonRpcMessage::Response(response) => match &mut response.result {
+            ServerResult::CallToolResult(result) => wire.kept.take(result).map(|text| (&response.id, text)),
+            _ => None,
+        },
+        _ => None,
+    };
+    let written = match kept {
+        Some((id, text)) => {
+            raw_json::to_writer(&mut line, &KeptReply { jsonrpc: JsonRpcVersion2_0, id, result: &text })
+        }
+        None => match wire::outgoing(message) {
+            Some(rewritten) => raw_json::to_writer(&mut line, &rewritten),
+            None => raw_json::to_writer(&mut line, message),
+        },
     };
     if let Err(err) = written {
         tracing::error!("cannot serialize an outgoing message: {err}");
@@ -167,6 +191,7 @@ impl Output {
 pub struct StdioTransport {
     incoming: mpsc::Receiver<ClientJsonRpcMessage>,
     output: Arc<Output>,
+    wire: raw_json::Wire,
 }
 
 /// A started transport and the token cancelled when its input ends (EOF or a read error).
@@ -180,18 +205,24 @@ pub fn start<W: Write + Send + 'static>(output: W) -> Stdio {
     let output = Arc::new(Output { writer: Mutex::new(Box::new(output)) });
     let (tx, incoming) = mpsc::channel(INCOMING_QUEUE);
     let input_ended = CancellationToken::new();
-    let (reader_output, ended) = (output.clone(), input_ended.clone());
+    let wire = raw_json::Wire::default();
+    let (reader_output, reader_wire, ended) = (output.clone(), wire.clone(), input_ended.clone());
     tokio::spawn(async move {
-        read_lines(super::stdin::open(), &tx, &reader_output).await;
+        read_lines(super::stdin::open(), &tx, &reader_output, &reader_wire).await;
         // Dropping the sender ends rmcp's input; rmcp then finishes its replies.
         ended.cancel();
     });
-    Stdio { transport: StdioTransport { incoming, output }, input_ended }
+    Stdio { transport: StdioTransport { incoming, output, wire }, input_ended }
 }
 
 /// The reader: every line is checked, forwarded or answered, until input ends or rmcp stops
 /// listening.
-async fn read_lines<R: AsyncRead + Unpin>(input: R, tx: &mpsc::Sender<ClientJsonRpcMessage>, output: &Output) {
+async fn read_lines<R: AsyncRead + Unpin>(
+    input: R,
+    tx: &mpsc::Sender<ClientJsonRpcMessage>,
+    output: &Output,
+    wire: &raw_json::Wire,
+) {
     let mut input = BufReader::with_capacity(1 << 16, input);
     let mut line = Vec::new();
     loop {
@@ -204,7 +235,7 @@ async fn read_lines<R: AsyncRead + Unpin>(input: R, tx: &mpsc::Sender<ClientJson
             Ok(LineRead::TooLong) => {
                 Verdict::Reply(error_reply(Value::Null, -32600, "Invalid request: the message exceeds 16 MiB"))
             }
-            Ok(LineRead::Line) => check_incoming(&line),
+            Ok(LineRead::Line) => check_incoming(&line, wire),
         };
         match verdict {
             Verdict::Forward(message) => {
@@ -225,10 +256,14 @@ async fn read_lines<R: AsyncRead + Unpin>(input: R, tx: &mpsc::Sender<ClientJson
 impl Transport<RoleServer> for StdioTransport {
     type Error = std::io::Error;
 
-    fn send(&mut self, item: ServerJsonRpcMessage) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+    fn send(
+        &mut self,
+        mut item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let output = self.output.clone();
+        let wire = self.wire.clone();
         async move {
-            let line = outgoing_line(&item);
+            let line = outgoing_line(&mut item, &wire);
             let large = line.len() > RELEASE_AFTER;
             output.write_line(line)?;
             // Freed only after the reply is out: the client does not wait for it.
@@ -297,7 +332,7 @@ mod tests {
     use super::*;
 
     fn reply(line: &str) -> Value {
-        match check_incoming(line.as_bytes()) {
+        match check_incoming(line.as_bytes(), &raw_json::Wire::default()) {
             Verdict::Reply(value) => value,
             other => panic!("{line}: expected a reply, got {other:?}"),
         }
@@ -305,10 +340,13 @@ mod tests {
 
     #[test]
     fn valid_messages_are_forwarded() {
-        assert!(matches!(check_incoming(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), Verdict::Forward(_)));
+        assert!(matches!(
+            check_incoming(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, &raw_json::Wire::default()),
+            Verdict::Forward(_)
+        ));
         let initialized = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-        assert!(matches!(check_incoming(initialized), Verdict::Forward(_)));
-        assert!(matches!(check_incoming(b"   "), Verdict::Ignore));
+        assert!(matches!(check_incoming(initialized, &raw_json::Wire::default()), Verdict::Forward(_)));
+        assert!(matches!(check_incoming(b"   ", &raw_json::Wire::default()), Verdict::Ignore));
     }
 
     #[test]
@@ -353,11 +391,48 @@ mod tests {
 
     #[test]
     fn oversized_tool_results_become_tool_errors() {
-        let out: Value = serde_json::from_slice(&outgoing_line(&tool_response("x".repeat(MAX_OUTGOING_LINE)))).unwrap();
+        let out: Value = serde_json::from_slice(&outgoing_line(
+            &mut tool_response("x".repeat(MAX_OUTGOING_LINE)),
+            &raw_json::Wire::default(),
+        ))
+        .unwrap();
         assert_eq!(out["id"], 3);
         assert_eq!(out["result"]["isError"], true);
-        let small: Value = serde_json::from_slice(&outgoing_line(&tool_response("ok".into()))).unwrap();
+        let small: Value =
+            serde_json::from_slice(&outgoing_line(&mut tool_response("ok".into()), &raw_json::Wire::default()))
+                .unwrap();
         assert_eq!(small["result"]["content"][0]["text"], "ok");
+    }
+
+    #[test]
+    fn a_reply_with_a_kept_text_is_written_from_it_byte_for_byte() {
+        let mut result = CallToolResult::success(vec![ContentBlock::text("a \"listing\"\n")]);
+        result.structured_content =
+            Some(raw_json::embed(&json!({ "entries": [{ "path": "project/a.cpp" }] })).unwrap());
+        let plain = |result: CallToolResult| {
+            JsonRpcMessage::Response(JsonRpcResponse {
+                jsonrpc: JsonRpcVersion2_0,
+                id: NumberOrString::String("call-9".into()),
+                result: ServerResult::CallToolResult(result),
+            })
+        };
+        let expected = outgoing_line(&mut plain(result.clone()), &raw_json::Wire::default());
+        let wire = raw_json::Wire::default();
+        let text = Arc::new(raw_json::embed_nested(&result).unwrap());
+        // A kept text that differs from the result shows which of the two was written.
+        let marked =
+            Arc::new(raw_json::embed_nested(&CallToolResult::success(vec![ContentBlock::text("kept")])).unwrap());
+        let mut tagged = result.clone();
+        wire.kept.lend(&mut tagged, &text);
+        assert_eq!(
+            String::from_utf8(outgoing_line(&mut plain(tagged), &wire)).unwrap(),
+            String::from_utf8(expected).unwrap()
+        );
+        let mut tagged = result;
+        wire.kept.lend(&mut tagged, &marked);
+        let line: Value = serde_json::from_slice(&outgoing_line(&mut plain(tagged), &wire)).unwrap();
+        assert_eq!(line["result"]["content"][0]["text"], "kept");
+        assert_eq!(line["result"].get("_meta"), None);
     }
 
     #[tokio::test]

@@ -220,7 +220,9 @@ impl CallObserver for Timing {
     fn progress(&self, _call_id: u64, update: &ProgressUpdate) {
         self.at.lock().push((update.at, update.clone()));
     }
-    fn finished(&self, _call_id: u64, _at: DateTime<Utc>, _end: &CallEnd) {}
+    fn finished(&self, _call_id: u64, _at: DateTime<Utc>, _end: &CallEnd) -> Option<Arc<Value>> {
+        None
+    }
 }
 
 #[tokio::test]

@@ -184,7 +184,7 @@ impl CallObserver for Recorder {
     fn progress(&self, call_id: u64, update: &ProgressUpdate) {
         self.events.lock().push(format!("progress {call_id} {}", update.message));
     }
-    fn finished(&self, call_id: u64, _at: DateTime<Utc>, end: &CallEnd) {
+    fn finished(&self, call_id: u64, _at: DateTime<Utc>, end: &CallEnd) -> Option<Arc<serde_json::Value>> {
         let what = match end {
             CallEnd::Result(r) if r.is_error == Some(true) => "error-result",
             CallEnd::Result(_) => "result",
@@ -193,6 +193,7 @@ impl CallObserver for Recorder {
             CallEnd::Cancelled => "cancelled",
         };
         self.events.lock().push(format!("finish {call_id} {what}"));
+        None
     }
 }
 
@@ -210,6 +211,34 @@ async fn every_call_passes_the_history_observer() {
     assert!(events.iter().any(|e| e.starts_with("progress 1 ")), "{events:?}");
     assert!(events.contains(&"finish 1 result".to_owned()), "{events:?}");
     assert!(events.contains(&"finish 2 error-result".to_owned()), "{events:?}");
+}
+
+/// With the admin history on, a reply is written from the text the history keeps of it: the client
+/// gets the same result as with no history, without the tag that names the text, and the history
+/// holds that result.
+#[tokio::test]
+async fn a_reply_written_from_the_historys_text_is_the_result_itself() {
+    let ws = TempWorkspace::new("");
+    for rel in ["README.md", "src/main.cpp", "src/deep/a.h"] {
+        ws.write(rel, "x\n");
+    }
+    let args = json!({ "path": "project/", "depth": null });
+    let plain = ws.connect(TestClient::new()).await;
+    let expected = serde_json::to_value(call(&plain, "workspace_list", args.clone()).await).unwrap();
+
+    let server = ws.server(Duration::ZERO);
+    let history = Arc::new(forgemcp::admin::history::History::default());
+    server.set_observer(history.clone());
+    let client = connect(server, TestClient::new()).await;
+    for _ in 0..2 {
+        let got = serde_json::to_value(call(&client, "workspace_list", args.clone()).await).unwrap();
+        assert_eq!(got, expected);
+        assert_eq!(got.get("_meta"), None);
+    }
+    let records = history.list();
+    assert_eq!(records.len(), 2);
+    let record = forgemcp::server::raw_json::decode(&serde_json::to_value(&records[1]).unwrap()).unwrap();
+    assert_eq!(record["result"], expected);
 }
 
 /// A whole-tree listing travels as its JSON text on our transports (`server::raw_json`); on any

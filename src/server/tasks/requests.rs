@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::augmented::notify_status;
 use super::{runs_long, wire};
-use crate::server::ForgeServer;
+use crate::server::{Delivery, ForgeServer};
 
 impl ForgeServer {
     /// A request rmcp has no typed variant for: the task methods, else method-not-found.
@@ -81,7 +81,7 @@ impl ForgeServer {
         let task = self.shared.augmented.create(self.origin, ttl, peer, move |stop, status| {
             let mut context = context;
             context.ct = stop;
-            Box::pin(async move { server.run_call(name, request, context, vec![status]).await })
+            Box::pin(async move { server.run_call(name, request, context, vec![status], Delivery::Task).await })
         });
         Ok(json!({ "task": task }))
     }
