@@ -8,7 +8,8 @@
 //! - the peak of live heap bytes during one whole-tree `workspace_list` and one explicit-range read
 //!   of a 3.95 MB file, counted by this binary's allocator: the server's side of the call (tool,
 //!   envelope, serialization) and the reply's bytes as read, through a client that never parses
-//!   them (an rmcp client would add its own `Value` of the reply);
+//!   them (an rmcp client would add its own `Value` of the reply); with `--no-admin`'s server and
+//!   with the admin history installed, and what each keeps after the call;
 //! - ping and file-info latency while 32 whole-tree searches are kept in flight (issue 16.6).
 //!
 //! Figures only; nothing is asserted about speed. It fails only when a call fails.
@@ -24,6 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::raw_client::RawClient;
+use forgemcp::admin::history::History;
 use forgemcp::cmake::CmakeOptions;
 use forgemcp::process::ProcessService;
 use forgemcp::server::ForgeServer;
@@ -112,21 +114,35 @@ async fn run() -> Result<(), String> {
         ms(&info, 99)
     );
 
-    let mut raw = RawClient::connect(common::session(&server(roots))).await?;
-    let list = json!({ "path": "project/", "depth": null });
-    let (bytes, peak) = peak_of(&mut raw, "workspace_list", list).await?;
-    println!(
-        "whole-tree list: reply {:.2} MB, peak live heap during the call +{:.1} MiB (server side and the reply's bytes)",
-        bytes as f64 / 1e6,
-        mib(peak)
-    );
-    let read = json!({ "path": "storage/large.hpp", "start_line": 1, "end_line": LARGE_LINES });
-    let (bytes, peak) = peak_of(&mut raw, "workspace_read_file", read).await?;
-    println!(
-        "3.95 MB read, one call: reply {:.2} MB, peak live heap during the call +{:.1} MiB (server side and the reply's bytes)",
-        bytes as f64 / 1e6,
-        mib(peak)
-    );
+    for admin in [false, true] {
+        let server = server(roots.clone());
+        let label = if admin {
+            // The history keeps each result's text and the reply is written from it.
+            server.set_observer(Arc::new(History::default()));
+            "with the admin history"
+        } else {
+            "--no-admin"
+        };
+        let mut raw = RawClient::connect(common::session(&server)).await?;
+        let list = json!({ "path": "project/", "depth": null });
+        let (bytes, peak, kept) = peak_of(&mut raw, "workspace_list", list).await?;
+        println!(
+            "{label}: whole-tree list: reply {:.2} MB, peak live heap during the call +{:.1} MiB (server side and the \
+             reply's bytes), kept after it +{:.1} MiB",
+            bytes as f64 / 1e6,
+            mib(peak),
+            mib(kept)
+        );
+        let read = json!({ "path": "storage/large.hpp", "start_line": 1, "end_line": LARGE_LINES });
+        let (bytes, peak, kept) = peak_of(&mut raw, "workspace_read_file", read).await?;
+        println!(
+            "{label}: 3.95 MB read, one call: reply {:.2} MB, peak live heap during the call +{:.1} MiB (server side \
+             and the reply's bytes), kept after it +{:.1} MiB",
+            bytes as f64 / 1e6,
+            mib(peak),
+            mib(kept)
+        );
+    }
 
     let stop = Arc::new(AtomicBool::new(false));
     let mut load = Vec::new();
@@ -202,8 +218,9 @@ async fn light_latencies(client: &Client, path: &str, calls: usize) -> Result<(V
     Ok((ping, info))
 }
 
-/// The reply size and the peak of live heap bytes above the level before the call.
-async fn peak_of(client: &mut RawClient, tool: &str, args: Value) -> Result<(usize, usize), String> {
+/// The reply size, the peak of live heap bytes above the level before the call, and the live
+/// bytes above it once the reply is read and dropped (what the server keeps: the history's text).
+async fn peak_of(client: &mut RawClient, tool: &str, args: Value) -> Result<(usize, usize, usize), String> {
     let before = LIVE.load(Ordering::Relaxed);
     PEAK.store(before, Ordering::Relaxed);
     let line = client.request("tools/call", json!({ "name": tool, "arguments": args })).await?;
@@ -212,7 +229,11 @@ async fn peak_of(client: &mut RawClient, tool: &str, args: Value) -> Result<(usi
     if reply["result"]["isError"] != json!(false) {
         return Err(format!("{tool} failed: {:.300}", reply.to_string()));
     }
-    Ok((line.len(), peak))
+    let size = line.len();
+    drop((reply, line));
+    // The server frees the typed result after the reply is written.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    Ok((size, peak, LIVE.load(Ordering::Relaxed).saturating_sub(before)))
 }
 
 fn ms(samples: &[Duration], percentile: usize) -> String {

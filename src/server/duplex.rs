@@ -1,5 +1,5 @@
 //! The in-process transport (the admin panel's session, the integration tests): the stdio
-//! transport's line guard and MCP Tasks rewriting ([`check_incoming`], [`outgoing_line`]) on any
+//! transport's line guard and MCP Tasks rewriting ([`check_incoming`], [`outgoing`]) on any
 //! async byte stream, such as one end of `tokio::io::duplex`.
 
 use std::future::Future;
@@ -12,7 +12,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::Mutex;
 
 use super::raw_json::Wire;
-use super::stdio::{Verdict, check_incoming, outgoing_line};
+use super::stdio::{Outgoing, Verdict, check_incoming, outgoing};
 
 /// rmcp's transport on one async stream.
 pub struct DuplexTransport<IO> {
@@ -36,10 +36,11 @@ pub fn transport<IO: AsyncRead + AsyncWrite + Send + 'static>(io: IO) -> DuplexT
     }
 }
 
-async fn write_line<W: AsyncWrite + Unpin>(output: &Mutex<W>, mut line: Vec<u8>) -> std::io::Result<()> {
-    line.push(b'\n');
+async fn write<W: AsyncWrite + Unpin>(output: &Mutex<W>, out: Outgoing) -> std::io::Result<()> {
     let mut output = output.lock().await;
-    output.write_all(&line).await?;
+    for part in out.parts() {
+        output.write_all(part).await?;
+    }
     output.flush().await
 }
 
@@ -51,9 +52,9 @@ impl<IO: AsyncRead + AsyncWrite + Send + 'static> Transport<RoleServer> for Dupl
         mut item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let output = self.output.clone();
-        let line = outgoing_line(&mut item, &self.wire);
+        let out = outgoing(&mut item, &self.wire);
         drop(item);
-        async move { write_line(&output, line).await }
+        async move { write(&output, out).await }
     }
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
@@ -71,7 +72,7 @@ impl<IO: AsyncRead + AsyncWrite + Send + 'static> Transport<RoleServer> for Dupl
                 // Written by its own task: a `receive` dropped mid-write must not leave half a line.
                 Verdict::Reply(reply) => {
                     let output = self.output.clone();
-                    tokio::spawn(async move { write_line(&output, reply.to_string().into_bytes()).await });
+                    tokio::spawn(async move { write(&output, Outgoing::Line(reply.to_string().into_bytes())).await });
                 }
             }
         }

@@ -96,16 +96,19 @@ pub struct Wire {
 /// Parses an embedded value back into a plain `Value` (for a reply that another serializer
 /// writes); any other value is left as it is.
 pub fn settle(value: &mut Value) {
-    let Value::Object(map) = value else { return };
-    let (Some((key, Value::String(text))), 1) = (map.iter().next(), map.len()) else { return };
-    if key.as_str() != marker() {
-        return;
-    }
+    let Some(text) = embedded_text(value) else { return };
     match serde_json::from_str(text) {
         Ok(parsed) => *value = parsed,
         // Never: the text is what serde_json wrote.
         Err(err) => tracing::error!("an embedded result is not valid JSON: {err}"),
     }
+}
+
+/// The JSON text an [`embed`]ded value holds; `None` for any other value.
+pub fn embedded_text(value: &Value) -> Option<&str> {
+    let Value::Object(map) = value else { return None };
+    let (Some((key, Value::String(text))), 1) = (map.iter().next(), map.len()) else { return None };
+    (key.as_str() == marker()).then_some(text.as_str())
 }
 
 /// Serializes a message, writing embedded results as the JSON they hold.

@@ -5,11 +5,12 @@
 //! rmcp's [`Transport`] itself: one dedicated thread reads stdin, checks each line and hands the
 //! parsed message straight to rmcp (valid messages) or writes a JSON-RPC error that carries the
 //! request's id when it has one (everything else). Replies are serialized once, in the task rmcp
-//! sends them from, and written to stdout directly; a reply larger than the message limit is
-//! replaced by an error naming the limit, built from the message's id without parsing it again.
+//! sends them from, and written to stdout directly (a result whose text the admin history keeps is
+//! written from that text: [`Outgoing::Kept`]); a reply larger than the message limit is replaced
+//! by an error naming the limit, built from the message's id without parsing it again.
 //!
 //! Both directions pass the MCP Tasks rewriting of [`wire`] (task methods rmcp's types do not carry);
-//! the in-process transport ([`super::duplex`]) shares [`check_incoming`] and [`outgoing_line`].
+//! the in-process transport ([`super::duplex`]) shares [`check_incoming`] and [`outgoing`].
 //!
 //! Architecture invariant: every request line that carries an id gets exactly one reply line.
 //! Architecture invariant: stdout gets whole lines only, one at a time, under one lock.
@@ -24,10 +25,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use rmcp::RoleServer;
-use rmcp::model::{
-    ClientJsonRpcMessage, GetExtensions as _, JsonRpcMessage, JsonRpcVersion2_0, RequestId, ServerJsonRpcMessage,
-    ServerResult,
-};
+use rmcp::model::{ClientJsonRpcMessage, GetExtensions as _, JsonRpcMessage, ServerJsonRpcMessage, ServerResult};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, BufReader};
@@ -109,19 +107,37 @@ fn error_reply(id: Value, code: i64, message: &str) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
 }
 
-/// A reply whose result is written from its kept text ([`KeptReplies`](super::kept_replies::KeptReplies)):
-/// the fields of rmcp's `JsonRpcResponse`, in its order.
-#[derive(serde::Serialize)]
-struct KeptReply<'a> {
-    jsonrpc: JsonRpcVersion2_0,
-    id: &'a RequestId,
-    result: &'a Value,
+/// One outgoing message, serialized: a whole line, or the head of a reply whose result is a text
+/// the history keeps ([`KeptReplies`](super::kept_replies::KeptReplies)), written after the head as
+/// it is, so no copy of it is made for the reply.
+pub enum Outgoing {
+    /// The line without its terminator.
+    Line(Vec<u8>),
+    /// `{"jsonrpc":"2.0","id":…,"result":` (the fields of rmcp's `JsonRpcResponse`, in its order),
+    /// then the text, then `}`.
+    Kept { head: Vec<u8>, text: Arc<Value> },
 }
 
-/// Serializes one outgoing message of the transport of `wire` as a line (without its terminator);
-/// a message beyond the limit becomes an error for the same request.
-pub fn outgoing_line(message: &mut ServerJsonRpcMessage, wire: &raw_json::Wire) -> Vec<u8> {
-    let mut line = Vec::with_capacity(256);
+impl Outgoing {
+    /// The message's bytes in the order they are written, its terminator last.
+    pub fn parts(&self) -> [&[u8]; 3] {
+        match self {
+            Outgoing::Line(line) => [line, b"", b"\n"],
+            Outgoing::Kept { head, text } => {
+                [head, raw_json::embedded_text(text).expect("kept texts are embedded").as_bytes(), b"}\n"]
+            }
+        }
+    }
+
+    /// The line's length with its terminator.
+    pub fn size(&self) -> usize {
+        self.parts().iter().map(|part| part.len()).sum()
+    }
+}
+
+/// Serializes one outgoing message of the transport of `wire`; a message beyond the limit becomes
+/// an error for the same request.
+pub fn outgoing(message: &mut ServerJsonRpcMessage, wire: &raw_json::Wire) -> Outgoing {
     let kept = match message {
         JsonRpcMessage::Response(response) => match &mut response.result {
             ServerResult::CallToolResult(result) => wire.kept.take(result).map(|text| (&response.id, text)),
@@ -129,24 +145,20 @@ pub fn outgoing_line(message: &mut ServerJsonRpcMessage, wire: &raw_json::Wire) 
         },
         _ => None,
     };
-    let written = match kept {
-        Some((id, text)) => {
-            raw_json::to_writer(&mut line, &KeptReply { jsonrpc: JsonRpcVersion2_0, id, result: &text })
+    let out = match kept {
+        Some((id, text)) if raw_json::embedded_text(&text).is_some() => {
+            let mut head = br#"{"jsonrpc":"2.0","id":"#.to_vec();
+            serde_json::to_writer(&mut head, id).expect("an id serializes");
+            head.extend_from_slice(br#","result":"#);
+            Outgoing::Kept { head, text }
         }
-        None => match wire::outgoing(message) {
-            Some(rewritten) => raw_json::to_writer(&mut line, &rewritten),
-            None => raw_json::to_writer(&mut line, message),
-        },
+        _ => Outgoing::Line(serialized(message)),
     };
-    if let Err(err) = written {
-        tracing::error!("cannot serialize an outgoing message: {err}");
-        line.clear();
+    let size = out.size() - 1;
+    if size <= MAX_OUTGOING_LINE && size > 0 {
+        return out;
     }
-    if line.len() <= MAX_OUTGOING_LINE && !line.is_empty() {
-        return line;
-    }
-    let size = line.len();
-    drop(line);
+    drop(out);
     let (id, is_tool_result) = match message {
         JsonRpcMessage::Response(response) => {
             (json!(response.id), matches!(response.result, ServerResult::CallToolResult(_)))
@@ -164,7 +176,21 @@ pub fn outgoing_line(message: &mut ServerJsonRpcMessage, wire: &raw_json::Wire) 
     } else {
         error_reply(id, -32603, &text)
     };
-    replacement.to_string().into_bytes()
+    Outgoing::Line(replacement.to_string().into_bytes())
+}
+
+/// `message` as one line (without its terminator), or nothing when it cannot be serialized.
+fn serialized(message: &ServerJsonRpcMessage) -> Vec<u8> {
+    let mut line = Vec::with_capacity(256);
+    let written = match wire::outgoing(message) {
+        Some(rewritten) => raw_json::to_writer(&mut line, &rewritten),
+        None => raw_json::to_writer(&mut line, message),
+    };
+    if let Err(err) = written {
+        tracing::error!("cannot serialize an outgoing message: {err}");
+        line.clear();
+    }
+    line
 }
 
 /// The one writer of stdout.
@@ -173,17 +199,19 @@ struct Output {
 }
 
 impl Output {
-    /// Writes one whole line and flushes it.
-    fn write_line(&self, mut line: Vec<u8>) -> std::io::Result<()> {
-        line.push(b'\n');
+    /// Writes one whole message and flushes it (stdout's line buffer makes one write of a small
+    /// message's parts).
+    fn write(&self, out: Outgoing) -> std::io::Result<()> {
         let write = || {
             let mut writer = self.writer.lock();
-            writer.write_all(&line)?;
+            for part in out.parts() {
+                writer.write_all(part)?;
+            }
             writer.flush()
         };
         let multi_thread = tokio::runtime::Handle::try_current()
             .is_ok_and(|handle| handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-        if line.len() > LARGE_WRITE && multi_thread { tokio::task::block_in_place(write) } else { write() }
+        if out.size() > LARGE_WRITE && multi_thread { tokio::task::block_in_place(write) } else { write() }
     }
 }
 
@@ -245,7 +273,7 @@ async fn read_lines<R: AsyncRead + Unpin>(
             }
             Verdict::Ignore => {}
             Verdict::Reply(reply) => {
-                if output.write_line(reply.to_string().into_bytes()).is_err() {
+                if output.write(Outgoing::Line(reply.to_string().into_bytes())).is_err() {
                     return;
                 }
             }
@@ -263,9 +291,9 @@ impl Transport<RoleServer> for StdioTransport {
         let output = self.output.clone();
         let wire = self.wire.clone();
         async move {
-            let line = outgoing_line(&mut item, &wire);
-            let large = line.len() > RELEASE_AFTER;
-            output.write_line(line)?;
+            let out = outgoing(&mut item, &wire);
+            let large = out.size() > RELEASE_AFTER;
+            output.write(out)?;
             // Freed only after the reply is out: the client does not wait for it.
             drop(item);
             if large {
@@ -380,6 +408,13 @@ mod tests {
         }
     }
 
+    /// The line `outgoing` writes for `message`, without its terminator.
+    fn line_of(message: &mut ServerJsonRpcMessage, wire: &raw_json::Wire) -> Vec<u8> {
+        let mut line = outgoing(message, wire).parts().concat();
+        assert_eq!(line.pop(), Some(b'\n'));
+        line
+    }
+
     fn tool_response(text: String) -> ServerJsonRpcMessage {
         let result = CallToolResult::success(vec![ContentBlock::text(text)]);
         JsonRpcMessage::Response(JsonRpcResponse {
@@ -391,7 +426,7 @@ mod tests {
 
     #[test]
     fn oversized_tool_results_become_tool_errors() {
-        let out: Value = serde_json::from_slice(&outgoing_line(
+        let out: Value = serde_json::from_slice(&line_of(
             &mut tool_response("x".repeat(MAX_OUTGOING_LINE)),
             &raw_json::Wire::default(),
         ))
@@ -399,8 +434,7 @@ mod tests {
         assert_eq!(out["id"], 3);
         assert_eq!(out["result"]["isError"], true);
         let small: Value =
-            serde_json::from_slice(&outgoing_line(&mut tool_response("ok".into()), &raw_json::Wire::default()))
-                .unwrap();
+            serde_json::from_slice(&line_of(&mut tool_response("ok".into()), &raw_json::Wire::default())).unwrap();
         assert_eq!(small["result"]["content"][0]["text"], "ok");
     }
 
@@ -416,7 +450,7 @@ mod tests {
                 result: ServerResult::CallToolResult(result),
             })
         };
-        let expected = outgoing_line(&mut plain(result.clone()), &raw_json::Wire::default());
+        let expected = line_of(&mut plain(result.clone()), &raw_json::Wire::default());
         let wire = raw_json::Wire::default();
         let text = Arc::new(raw_json::embed_nested(&result).unwrap());
         // A kept text that differs from the result shows which of the two was written.
@@ -425,14 +459,36 @@ mod tests {
         let mut tagged = result.clone();
         wire.kept.lend(&mut tagged, &text);
         assert_eq!(
-            String::from_utf8(outgoing_line(&mut plain(tagged), &wire)).unwrap(),
+            String::from_utf8(line_of(&mut plain(tagged), &wire)).unwrap(),
             String::from_utf8(expected).unwrap()
         );
         let mut tagged = result;
         wire.kept.lend(&mut tagged, &marked);
-        let line: Value = serde_json::from_slice(&outgoing_line(&mut plain(tagged), &wire)).unwrap();
+        let line: Value = serde_json::from_slice(&line_of(&mut plain(tagged), &wire)).unwrap();
         assert_eq!(line["result"]["content"][0]["text"], "kept");
         assert_eq!(line["result"].get("_meta"), None);
+        // The text itself is written, not a copy of it.
+        let mut tagged = CallToolResult::success(vec![]);
+        wire.kept.lend(&mut tagged, &marked);
+        assert!(
+            matches!(outgoing(&mut plain(tagged), &wire), Outgoing::Kept { text, .. } if Arc::ptr_eq(&text, &marked))
+        );
+    }
+
+    #[test]
+    fn an_oversized_kept_reply_becomes_a_tool_error_too() {
+        let wire = raw_json::Wire::default();
+        let mut result = CallToolResult::success(vec![ContentBlock::text("x".repeat(MAX_OUTGOING_LINE))]);
+        let text = Arc::new(raw_json::embed_nested(&result).unwrap());
+        wire.kept.lend(&mut result, &text);
+        let mut message = JsonRpcMessage::Response(JsonRpcResponse {
+            jsonrpc: JsonRpcVersion2_0,
+            id: NumberOrString::Number(4),
+            result: ServerResult::CallToolResult(result),
+        });
+        let out: Value = serde_json::from_slice(&line_of(&mut message, &wire)).unwrap();
+        assert_eq!(out["id"], 4);
+        assert_eq!(out["result"]["isError"], true);
     }
 
     #[tokio::test]
