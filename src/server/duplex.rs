@@ -72,7 +72,7 @@ impl<IO: AsyncRead + AsyncWrite + Send + 'static> Transport<RoleServer> for Dupl
                 // Written by its own task: a `receive` dropped mid-write must not leave half a line.
                 Verdict::Reply(reply) => {
                     let output = self.output.clone();
-                    tokio::spawn(async move { write(&output, Outgoing::Line(reply.to_string().into_bytes())).await });
+                    tokio::spawn(async move { write(&output, Outgoing::line(reply.to_string().into_bytes())).await });
                 }
             }
         }

@@ -111,18 +111,28 @@ fn error_reply(id: Value, code: i64, message: &str) -> Value {
 /// the history keeps ([`KeptReplies`](super::kept_replies::KeptReplies)), written after the head as
 /// it is, so no copy of it is made for the reply.
 pub enum Outgoing {
-    /// The line without its terminator.
-    Line(Vec<u8>),
+    /// The line, and its terminator unless the line holds it already ([`Outgoing::line`]).
+    Line { line: Vec<u8>, terminator: &'static [u8] },
     /// `{"jsonrpc":"2.0","id":…,"result":` (the fields of rmcp's `JsonRpcResponse`, in its order),
     /// then the text, then `}`.
     Kept { head: Vec<u8>, text: Arc<Value> },
 }
 
 impl Outgoing {
+    /// One line (without its terminator): the terminator goes into the buffer when that needs no
+    /// new allocation (one write), else it is written after it (no copy of a large line).
+    pub fn line(mut line: Vec<u8>) -> Outgoing {
+        if line.len() < line.capacity() {
+            line.push(b'\n');
+            return Outgoing::Line { line, terminator: b"" };
+        }
+        Outgoing::Line { line, terminator: b"\n" }
+    }
+
     /// The message's bytes in the order they are written, its terminator last.
     pub fn parts(&self) -> [&[u8]; 3] {
         match self {
-            Outgoing::Line(line) => [line, b"", b"\n"],
+            Outgoing::Line { line, terminator } => [line, b"", terminator],
             Outgoing::Kept { head, text } => {
                 [head, raw_json::embedded_text(text).expect("kept texts are embedded").as_bytes(), b"}\n"]
             }
@@ -152,7 +162,7 @@ pub fn outgoing(message: &mut ServerJsonRpcMessage, wire: &raw_json::Wire) -> Ou
             head.extend_from_slice(br#","result":"#);
             Outgoing::Kept { head, text }
         }
-        _ => Outgoing::Line(serialized(message)),
+        _ => Outgoing::line(serialized(message)),
     };
     let size = out.size() - 1;
     if size <= MAX_OUTGOING_LINE && size > 0 {
@@ -176,7 +186,7 @@ pub fn outgoing(message: &mut ServerJsonRpcMessage, wire: &raw_json::Wire) -> Ou
     } else {
         error_reply(id, -32603, &text)
     };
-    Outgoing::Line(replacement.to_string().into_bytes())
+    Outgoing::line(replacement.to_string().into_bytes())
 }
 
 /// `message` as one line (without its terminator), or nothing when it cannot be serialized.
@@ -199,8 +209,7 @@ struct Output {
 }
 
 impl Output {
-    /// Writes one whole message and flushes it (stdout's line buffer makes one write of a small
-    /// message's parts).
+    /// Writes one whole message and flushes it.
     fn write(&self, out: Outgoing) -> std::io::Result<()> {
         let write = || {
             let mut writer = self.writer.lock();
@@ -273,7 +282,7 @@ async fn read_lines<R: AsyncRead + Unpin>(
             }
             Verdict::Ignore => {}
             Verdict::Reply(reply) => {
-                if output.write(Outgoing::Line(reply.to_string().into_bytes())).is_err() {
+                if output.write(Outgoing::line(reply.to_string().into_bytes())).is_err() {
                     return;
                 }
             }
