@@ -136,27 +136,41 @@ fn read_excerpt(
         return Err(Error::NotAFile { path: path.clone() });
     }
     call.progress.report(0.0, None, "Bytes read");
+    // Read straight into the one buffer the text then lives in, a MiB at a time for progress and
+    // cancellation.
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    let mut chunk = vec![0u8; 1 << 20];
     loop {
         if call.is_cancelled() {
             return Err(Error::Cancelled);
         }
-        let n = file.read(&mut chunk).map_err(|e| io_error(path, e))?;
+        let n = (&mut file).take(1 << 20).read_to_end(&mut bytes).map_err(|e| io_error(path, e))?;
         if n == 0 {
             break;
         }
-        bytes.extend_from_slice(&chunk[..n]);
         call.progress.report(bytes.len() as f64, None, "Bytes read");
     }
-    let text = decode_text(path, bytes)?;
+    let mut text = decode_text(path, bytes)?;
     let first = usize::try_from(start_line.saturating_sub(1)).unwrap_or(usize::MAX);
     let count = match end_line {
         Some(end) => usize::try_from(end - start_line + 1).unwrap_or(usize::MAX),
         None => usize::MAX,
     };
-    let selected: String = split_lines(&text).skip(first).take(count).collect();
-    Ok(FileExcerpt { path: path.clone(), text: selected, start_line, continuation: None })
+    // The selected lines are one range of the text: cut it in place instead of copying it.
+    let (start, end) = line_range(&text, first, count);
+    text.truncate(end);
+    text.drain(..start);
+    if text.len() < text.capacity() / 2 {
+        text.shrink_to_fit();
+    }
+    Ok(FileExcerpt { path: path.clone(), text, start_line, continuation: None })
+}
+
+/// The byte range of `count` lines of `text` from line `first` (0-based; [`split_lines`]).
+fn line_range(text: &str, first: usize, count: usize) -> (usize, usize) {
+    let mut lines = split_lines(text);
+    let start: usize = lines.by_ref().take(first).map(str::len).sum();
+    let len: usize = lines.take(count).map(str::len).sum();
+    (start, start + len)
 }
 
 fn io_error(path: &QualifiedPath, source: std::io::Error) -> Error {
@@ -169,6 +183,18 @@ fn io_error(path: &QualifiedPath, source: std::io::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_range_is_the_bytes_of_its_lines() {
+        // Lines: "a\n", "bb\r\n", "ccc\r", "d".
+        let text = "a\nbb\r\nccc\rd";
+        assert_eq!(line_range(text, 0, usize::MAX), (0, text.len()));
+        assert_eq!(line_range(text, 1, 2), (2, 10));
+        assert_eq!(&text[2..10], "bb\r\nccc\r");
+        assert_eq!(line_range(text, 3, 1), (10, 11));
+        assert_eq!(line_range(text, 9, 3), (text.len(), text.len()));
+        assert_eq!(line_range("", 0, 5), (0, 0));
+    }
 
     #[test]
     fn excerpt_numbers_lines_from_start() {

@@ -8,6 +8,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use rmcp::model::ResourceContents;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::{ResourceLinks, blocking, blocking_read, path_argument, path_completer, provider_links, read_error};
 use crate::call::{Call, Question};
@@ -143,10 +144,27 @@ fn register_read_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>
                     next_start_line: excerpt.continuation.map(|cut| cut.next_start_line),
                     resources,
                 };
-                Ok(ToolOutput::new(text, value))
+                let value = value.into_structured().map_err(|err| ToolError::user(&err))?;
+                Ok(ToolOutput::<WorkspaceReadFileResult>::json(text, value))
             }
         },
     );
+}
+
+impl WorkspaceReadFileResult {
+    /// The structured value, with the text moved into it (a large read's text is not copied);
+    /// it equals the result's serialization.
+    fn into_structured(self) -> serde_json::Result<Value> {
+        let mut map = serde_json::Map::new();
+        map.insert("path".into(), Value::String(self.path));
+        map.insert("text".into(), Value::String(self.text));
+        map.insert("start_line".into(), self.start_line.into());
+        if let Some(next) = self.next_start_line {
+            map.insert("next_start_line".into(), next.into());
+        }
+        map.insert("resources".into(), serde_json::to_value(&self.resources)?);
+        Ok(Value::Object(map))
+    }
 }
 
 /// Above this much text a read's `content` is a note instead of a numbered copy: the text goes out
@@ -239,6 +257,25 @@ fn register_mirrors(resources: &mut Resources, workspace: &Arc<WorkspaceService>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reads_structured_value_is_its_serialization() {
+        let mut resources = ResourceLinks::new();
+        resources.insert(
+            "clangd".into(),
+            super::super::ResourceLink { uri: "forgemcp://clangd/1".into(), mime_type: "application/json".into() },
+        );
+        for next_start_line in [None, Some(12)] {
+            let result = || WorkspaceReadFileResult {
+                path: "project/a.cpp".into(),
+                text: "int a;\r\n\"b\"\n".into(),
+                start_line: 3,
+                next_start_line,
+                resources: resources.clone(),
+            };
+            assert_eq!(result().into_structured().unwrap(), serde_json::to_value(result()).unwrap());
+        }
+    }
 
     #[test]
     fn mirror_uris_encode_segments() {
