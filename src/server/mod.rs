@@ -252,9 +252,8 @@ impl ForgeServer {
                 }
                 // The observer reads the reply as the client gets it and keeps its JSON text; the
                 // reply is then written from that text, not serialized again.
-                let result = legacy_shape(result, &context);
+                let mut result = legacy_shape(result, &context);
                 let kept = observer.finished(call_id, Utc::now(), &CallEnd::Result(&result));
-                let mut result = result;
                 if let (Some(text), Some(wire), Delivery::Reply) =
                     (kept, context.extensions.get::<raw_json::Wire>(), delivery)
                 {
