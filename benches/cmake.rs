@@ -12,7 +12,9 @@
 //! command through the process service alone, and the MCP round trip of a trivial tool back to back
 //! and after an idle wait as long as a no-op build, and the CPU time the benchmark's own process
 //! (client and server; not cmake or ninja) spends per no-op build each way, so the overhead can be
-//! attributed to a layer. This prints figures and asserts nothing about speed.
+//! attributed to a layer. First it reconfigures the configured tree with `cmake_configure` against a
+//! raw `cmake -S … -B …` (goal within 1.1×; `cargo bench --bench cmake -- reconfigure` stops after
+//! that). This prints figures and asserts nothing about speed.
 #![expect(clippy::print_stdout, reason = "a benchmark reports its figures on stdout")]
 
 mod common;
@@ -22,13 +24,14 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use forgemcp::call::Call;
-use forgemcp::cmake::BuildRequest;
+use forgemcp::cmake::{BuildRequest, Selection};
 use forgemcp::process::{CommandSpec, Timeout};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
 const FULL_RUNS: usize = 5;
 const NOOP_RUNS: usize = 61;
+const RECONFIGURE_RUNS: usize = 11;
 
 fn main() -> ExitCode {
     common::run("cmake", &["cmake", "ninja", "c++"], run())
@@ -58,6 +61,41 @@ async fn run() -> Result<(), String> {
         let result = serde_json::from_value(reply["result"].take()).map_err(|e| format!("{tool}: {e}"))?;
         Ok((elapsed, result))
     };
+    // Reconfiguring the existing tree (issue 27 §3): cmake_configure against a raw `cmake -S … -B …`
+    // of the same tree (which answers ForgeMCP's File API queries too), alternating.
+    let source = project.to_string_lossy().into_owned();
+    let mut reconfigure = (Vec::new(), Vec::new());
+    let mut service_reconfigure = Vec::new();
+    let profiles = ["Release".to_owned()];
+    let selection = Selection { profiles: Some(&profiles), presets: None };
+    for run in 0..RECONFIGURE_RUNS {
+        let started = Instant::now();
+        let outcomes = served.services.cmake.configure(&selection, Timeout::NONE, &Call::detached()).await;
+        service_reconfigure.push(started.elapsed());
+        if outcomes.map_err(|e| e.to_string())?.iter().any(|outcome| outcome.error.is_some()) {
+            return Err("the CMake service's configure failed".to_owned());
+        }
+        for tool_turn in if run % 2 == 0 { [true, false] } else { [false, true] } {
+            if tool_turn {
+                let (elapsed, res) = timed_call("cmake_configure", json!({ "profiles": ["Release"] })).await?;
+                if !common::succeeded(&res) {
+                    return Err(format!("cmake_configure failed: {res:?}"));
+                }
+                reconfigure.0.push(elapsed);
+            } else {
+                reconfigure.1.push(raw_cmake(project, &["-S", &source, "-B", &build_dir])?);
+            }
+        }
+    }
+    let reconfigure_labels = ("cmake_configure (MCP tool)", "raw cmake -S … -B …", 1.1);
+    service_reconfigure.sort();
+    let service_reconfigure = service_reconfigure[service_reconfigure.len() / 2].as_secs_f64() * 1000.0;
+    if std::env::args().any(|arg| arg == "reconfigure") {
+        println!("cmake_configure of the Release profile of examples/cpp-acceptance-project, configured tree:");
+        report("reconfigure", reconfigure_labels, reconfigure);
+        println!("    the same configure through the CMake service alone (no MCP): median {service_reconfigure:.1} ms");
+        return Ok(());
+    }
     let tool_build = async || -> Result<Duration, String> {
         let (elapsed, res) = timed_call("cmake_build", json!({ "profiles": ["Release"] })).await?;
         if !common::succeeded(&res) {
@@ -89,7 +127,7 @@ async fn run() -> Result<(), String> {
         let outcomes = served
             .services
             .cmake
-            .build(Some(&profiles), &request, Timeout::NONE, &Call::detached())
+            .build(&Selection { profiles: Some(&profiles), presets: None }, &request, Timeout::NONE, &Call::detached())
             .await
             .map_err(|e| e.to_string())?;
         let elapsed = started.elapsed();
@@ -150,9 +188,16 @@ async fn run() -> Result<(), String> {
     }
     let [hot, after_idle] = round_trips;
     println!("cmake_build of the Release profile of examples/cpp-acceptance-project (ninja), same tree, same run:");
-    report(&format!("full rebuild after clean ({} diagnostics parsed per build)", diagnostics.unwrap_or(0)), full);
+    let build_labels = ("cmake_build (MCP tool)", "raw cmake --build", 1.05);
+    report(
+        &format!("full rebuild after clean ({} diagnostics parsed per build)", diagnostics.unwrap_or(0)),
+        build_labels,
+        full,
+    );
     println!("    the diagnostic parser alone: {per_line:.0} ns per transcript line");
-    report("no-op build (up to date)", (tool, raw));
+    report("no-op build (up to date)", build_labels, (tool, raw));
+    report("reconfigure of the configured tree", reconfigure_labels, reconfigure);
+    println!("    the same configure through the CMake service alone (no MCP): median {service_reconfigure:.1} ms");
     let median = |mut runs: Vec<Duration>| {
         runs.sort();
         runs[runs.len() / 2].as_secs_f64() * 1000.0
@@ -184,15 +229,17 @@ fn own_cpu_time() -> Duration {
     Duration::from_nanos(nanos)
 }
 
-fn report(label: &str, (mut tool, mut raw): (Vec<Duration>, Vec<Duration>)) {
+/// Prints the medians and minimums of the tool's and the raw command's runs (`labels`: their names
+/// and the goal for the ratio of medians).
+fn report(label: &str, labels: (&str, &str, f64), (mut tool, mut raw): (Vec<Duration>, Vec<Duration>)) {
     tool.sort();
     raw.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let (tool_median, raw_median) = (tool[tool.len() / 2], raw[raw.len() / 2]);
     println!("  {label}, {} runs each:", tool.len());
-    println!("    cmake_build (MCP tool):  median {:8.1} ms, min {:8.1} ms", ms(tool_median), ms(tool[0]));
-    println!("    raw cmake --build:       median {:8.1} ms, min {:8.1} ms", ms(raw_median), ms(raw[0]));
-    println!("    ratio of medians: {:.3} (goal ≤ 1.05)", tool_median.as_secs_f64() / raw_median.as_secs_f64());
+    println!("    {:<27} median {:8.1} ms, min {:8.1} ms", format!("{}:", labels.0), ms(tool_median), ms(tool[0]));
+    println!("    {:<27} median {:8.1} ms, min {:8.1} ms", format!("{}:", labels.1), ms(raw_median), ms(raw[0]));
+    println!("    ratio of medians: {:.3} (goal ≤ {})", tool_median.as_secs_f64() / raw_median.as_secs_f64(), labels.2);
 }
 
 /// Translation units of the generated target, and the warnings each produces (each unused

@@ -154,6 +154,9 @@ fn options(query: &Query) -> SearchOptions {
         case_sensitive: query.case_sensitive,
         extensions: None,
         max_matches: 100,
+        offset: 0,
+        exclude: Vec::new(),
+        excluded_dirs: Vec::new(),
     }
 }
 

@@ -19,20 +19,23 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use rmcp::ServiceExt;
+use tokio::sync::watch;
 
 use crate::admin::instance::{AdminLink, HubCommand, InstanceInfo, LinkOptions};
 use crate::admin::ipc::Endpoint;
 use crate::admin::options::{AdminConfig, AdminEnv};
 use crate::admin::settings::StartupSettings;
+use crate::clangd::standing::EarlierBuild;
 use crate::clangd::{ClangdService, ContextSpec};
+use crate::cmake::contexts::Contexts;
 use crate::cmake::{CmakeOptions, CmakeProfileSpec, CmakeService, CompilationContext};
 use crate::debug::DebugService;
 use crate::process::ProcessService;
 use crate::quality::QualityService;
 use crate::server::{ForgeServer, Services};
-use crate::toolchain::{DiscoveryOptions, ToolchainService, UserToolsetSpec};
+use crate::toolchain::{DiscoveryOptions, ToolchainService, ToolsetId, UserToolsetSpec};
 use crate::workspace::WorkspaceService;
-use crate::workspace::path::Roots;
+use crate::workspace::path::{Area, QualifiedPath, Roots};
 
 /// Settings of an MCP server process: the options of every service, as `config` validated them.
 /// It is defined here, where it is consumed; `config` builds it.
@@ -44,6 +47,12 @@ pub struct ServeConfig {
     // Boxed: rarely read, and it would make `RunMode::Serve` much larger than the other modes.
     discovery: Box<DiscoveryOptions>,
     cmake: CmakeOptions,
+    /// `--exclude-dir`: absolute directories every search and find leaves out by default.
+    excluded_dirs: Vec<PathBuf>,
+    journal_limit: u64,
+    /// `--compile-commands DIR`: the directory whose `compile_commands.json` is the configuration
+    /// `external`.
+    compile_commands: Option<QualifiedPath>,
 }
 
 impl ServeConfig {
@@ -57,7 +66,49 @@ impl ServeConfig {
         discovery: DiscoveryOptions,
         cmake: CmakeOptions,
     ) -> ServeConfig {
-        ServeConfig { workspace_root, storage_root, progress_interval, discovery: Box::new(discovery), cmake }
+        ServeConfig {
+            workspace_root,
+            storage_root,
+            progress_interval,
+            discovery: Box::new(discovery),
+            cmake,
+            excluded_dirs: Vec::new(),
+            journal_limit: crate::workspace::journal::DEFAULT_LIMIT,
+            compile_commands: None,
+        }
+    }
+
+    /// The directories every search and find leaves out by default (`--exclude-dir`).
+    pub fn excluded_dirs(&self) -> &[PathBuf] {
+        &self.excluded_dirs
+    }
+
+    /// The settings with directories every search and find leaves out by default (absolute, inside
+    /// the project).
+    pub(crate) fn with_excluded_dirs(mut self, dirs: Vec<PathBuf>) -> ServeConfig {
+        self.excluded_dirs = dirs;
+        self
+    }
+
+    /// The same settings with the undo journal's size limit in bytes (`--journal-limit`).
+    pub(crate) fn with_journal_limit(mut self, bytes: u64) -> ServeConfig {
+        self.journal_limit = bytes;
+        self
+    }
+
+    /// The undo journal's size limit in bytes.
+    pub fn journal_limit(&self) -> u64 {
+        self.journal_limit
+    }
+
+    /// With `--compile-commands DIR` (a workspace directory).
+    pub(crate) fn with_compile_commands(self, compile_commands: Option<QualifiedPath>) -> ServeConfig {
+        ServeConfig { compile_commands, ..self }
+    }
+
+    /// `--compile-commands DIR`, when given.
+    pub fn compile_commands(&self) -> Option<&QualifiedPath> {
+        self.compile_commands.as_ref()
     }
 
     /// The project root: absolute, canonical (links resolved), an existing directory.
@@ -122,9 +173,19 @@ impl ServeConfig {
 
 /// Builds every service for one workspace.
 pub fn build_services(config: &ServeConfig) -> Services {
-    let workspace = Arc::new(WorkspaceService::new(config.roots()));
+    let workspace = Arc::new(
+        WorkspaceService::with_journal(config.roots(), Some(config.journal_limit()))
+            .with_excluded_dirs(config.excluded_dirs().to_vec())
+            .with_search_index(crate::workspace::search::index::IndexOptions::default()),
+    );
     let processes = ProcessService::new(config.roots());
-    assemble(workspace, processes, config.discovery().clone(), config.cmake().clone())
+    assemble_with(
+        workspace,
+        processes,
+        config.discovery().clone(),
+        config.cmake().clone(),
+        config.compile_commands.clone(),
+    )
 }
 
 /// Builds the services above the workspace and process services and wires their hooks: the CMake
@@ -136,20 +197,82 @@ pub fn assemble(
     discovery: DiscoveryOptions,
     cmake: CmakeOptions,
 ) -> Services {
+    assemble_with(workspace, processes, discovery, cmake, None)
+}
+
+/// [`assemble`] with `--compile-commands DIR`: the configuration `external` that clangd and the
+/// quality tools use beside CMake's (also without the option, for a project without
+/// `CMakeLists.txt`: its root `compile_commands.json`, which `bear -- make` writes).
+pub fn assemble_with(
+    workspace: Arc<WorkspaceService>,
+    processes: ProcessService,
+    discovery: DiscoveryOptions,
+    cmake: CmakeOptions,
+    compile_commands: Option<QualifiedPath>,
+) -> Services {
+    let external = external_context(workspace.roots(), compile_commands);
     let toolchain = Arc::new(ToolchainService::new(processes.clone(), discovery));
     let cmake = Arc::new(CmakeService::new(workspace.clone(), processes.clone(), toolchain.clone(), cmake));
     workspace.add_observer(cmake.observer());
+    workspace.add_path_notes(cmake.orphans());
+    let contexts = with_external(cmake.contexts(), external);
     let clangd = Arc::new(ClangdService::new(processes.clone(), toolchain.clone(), workspace.roots().clone()));
-    clangd.follow(cmake.contexts(), |contexts| contexts.iter().map(clangd_context).collect());
+    clangd.follow(contexts.clone(), |contexts| contexts.iter().map(clangd_context).collect());
     let tracker = cmake.clone();
-    clangd.explain_withdrawals(move |path| tracker.take_withdrawn_by(path));
+    clangd.explain_withdrawals(move |path| {
+        let withdrawal = tracker.take_withdrawn_by(path);
+        (withdrawal.ids, withdrawal.glob_dir)
+    });
+    let tracker = cmake.clone();
+    clangd.explain_earlier(move || tracker.earlier_builds().into_iter().map(EarlierBuild::from).collect());
     workspace.add_observer(clangd.observer());
-    workspace.add_provider(clangd.provider());
+    workspace.add_provider(clangd.provider(crate::render::clangd_note::mutation_note));
     let debug = DebugService::new(workspace.clone(), processes.clone(), toolchain.clone());
+    cmake.explain_crashes_with(debug.clone());
     // Quality runs read the same compilation contexts clangd follows.
-    let quality =
-        Arc::new(QualityService::new(workspace.clone(), processes.clone(), toolchain.clone(), cmake.contexts()));
+    let quality = Arc::new(QualityService::new(workspace.clone(), processes.clone(), toolchain.clone(), contexts));
     Services { workspace, processes, toolchain, cmake, clangd, debug, quality }
+}
+
+/// The id of the configuration a `compile_commands.json` outside CMake supplies.
+pub const EXTERNAL_CONFIGURATION: &str = "external";
+
+/// The configuration `external`: `--compile-commands DIR`, else, for a project without
+/// `CMakeLists.txt`, the project root (its database may appear later; until then clangd says it is
+/// missing). Analysed with the System toolset's clangd.
+fn external_context(roots: &Roots, dir: Option<QualifiedPath>) -> Option<CompilationContext> {
+    let dir = match dir {
+        Some(dir) => dir,
+        None if roots.project().join("CMakeLists.txt").is_file() => return None,
+        None => QualifiedPath::area_root(Area::Project),
+    };
+    Some(CompilationContext {
+        id: EXTERNAL_CONFIGURATION.to_owned(),
+        toolset_id: ToolsetId::system(),
+        compilation_database: dir.join_name("compile_commands.json")?,
+        build_directory: dir,
+    })
+}
+
+/// CMake's contexts with the external one after them, as one subscription (CMake's unchanged when
+/// there is none).
+fn with_external(cmake: watch::Receiver<Contexts>, external: Option<CompilationContext>) -> watch::Receiver<Contexts> {
+    let Some(external) = external else { return cmake };
+    let merged =
+        move |contexts: &Contexts| -> Contexts { contexts.iter().cloned().chain([external.clone()]).collect() };
+    let (sender, receiver) = watch::channel(merged(&cmake.borrow()));
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        let mut cmake = cmake;
+        runtime.spawn(async move {
+            while cmake.changed().await.is_ok() {
+                let contexts = merged(&cmake.borrow_and_update());
+                if sender.send(contexts).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    receiver
 }
 
 /// What clangd needs of a CMake compilation context.

@@ -28,12 +28,18 @@ pub struct Args {
     pub workspace_storage: Option<PathBuf>,
     /// `--progress-interval SECONDS`, unparsed so the error message is ours.
     pub progress_interval: Option<String>,
+    /// One entry per `--exclude-dir DIR`.
+    pub exclude_dirs: Vec<String>,
+    /// `--journal-limit MIB`, unparsed so the error message is ours.
+    pub journal_limit: Option<String>,
     /// One entry per `--toolset` occurrence: `[NAME, TOOL=PATH, …]` (at least two values).
     pub toolsets: Vec<Vec<String>>,
     /// `--cmake-toolset ID_OR_NAME`.
     pub cmake_toolset: Option<String>,
     /// One entry per `--cmake-profile` occurrence: `[NAME, KEY=VALUE, …]` (at least one value).
     pub cmake_profiles: Vec<Vec<String>>,
+    /// `--compile-commands DIR`, unparsed.
+    pub compile_commands: Option<String>,
     pub no_admin: bool,
     pub admin_port: u16,
     pub admin_ipc: String,
@@ -65,9 +71,12 @@ impl Args {
             workspace: cli.workspace,
             workspace_storage: cli.workspace_storage,
             progress_interval: cli.progress_interval,
+            exclude_dirs: cli.exclude_dir,
+            journal_limit: cli.journal_limit,
             toolsets: occurrences(&matches, "toolset"),
             cmake_toolset: cli.cmake_toolset,
             cmake_profiles: occurrences(&matches, "cmake_profile"),
+            compile_commands: cli.compile_commands,
             no_admin: cli.no_admin,
             admin_port: cli.admin_port,
             admin_ipc: cli.admin_ipc,
@@ -156,13 +165,25 @@ struct Cli {
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true, help_heading = "Workspace")]
     progress_interval: Option<String>,
 
+    /// Leave a project directory out of every text search and file find (repeatable).
+    ///
+    /// A path relative to the project root, such as build or third_party/googletest (vendored trees,
+    /// in-project build directories). A search or find that starts inside it still covers it.
+    #[arg(long, value_name = "DIR", action = clap::ArgAction::Append, help_heading = "Workspace")]
+    exclude_dir: Vec<String>,
+    /// Size limit of the undo journal in MiB [default: 512].
+    ///
+    /// The journal (storage/.journal) keeps every change ForgeMCP makes for workspace_revert; past
+    /// the limit the oldest changes are dropped. A whole number from 1 to 1048576.
+    #[arg(long, value_name = "MIB", allow_hyphen_values = true, help_heading = "Workspace")]
+    journal_limit: Option<String>,
+
     /// Add a user toolset with explicit tool paths (repeatable).
     ///
     /// NAME must be unique and not contain '='. TOOL is a built-in tool name: cmake, ctest, ninja,
     /// make, msbuild, cl, link, clang, clang++, clang-cl, gcc, g++, lld, lld-link, clangd,
-    /// clang-tidy, clang-format, git, lldb-dap, gdb or cppvsdbg (msbuild, cl, link and cppvsdbg on
-    /// Windows only), each at most
-    /// once. PATH must be an existing executable file; relative paths resolve against the current
+    /// clang-tidy, clang-format, git, lldb-dap, gdb, cppvsdbg, ccache, sccache, distcc or icecc
+    /// (msbuild, cl, link and cppvsdbg on Windows only), each at most once. PATH must be an existing executable file; relative paths resolve against the current
     /// directory. An invalid path is an error, never replaced by a discovered tool.
     #[arg(
         long,
@@ -185,9 +206,12 @@ struct Cli {
     /// NAME must be unique and not contain '='. Keys, each at most once unless noted: toolset,
     /// configuration, generator (default Ninja), build-directory (project/... or storage/...;
     /// default storage/build/cmake-NAME), c-compiler and cxx-compiler (built-in compiler names),
-    /// toolchain-file (an existing project/... or storage/... file), define=VAR=value (repeatable).
-    /// A preset profile instead lists configure-preset, build-preset and test-preset (each
-    /// repeatable) and may add only toolset, configuration and build-directory.
+    /// toolchain-file (an existing project/... or storage/... file), define=VAR=value (repeatable),
+    /// compiler-launcher (ccache, sccache, distcc or icecc: a tool of the profile's toolset),
+    /// sanitizers (a comma list of address, undefined, thread, leak and memory), env=NAME=VALUE
+    /// (repeatable: a variable of this profile's configure, build and test runs only). A preset
+    /// profile instead lists configure-preset, build-preset and test-preset (each repeatable) and
+    /// may add only toolset, configuration, build-directory and env.
     #[arg(
         long,
         value_names = ["NAME", "KEY=VALUE"],
@@ -196,6 +220,14 @@ struct Cli {
         help_heading = "CMake"
     )]
     cmake_profile: Vec<String>,
+
+    /// A directory whose compile_commands.json clangd and the quality tools use as the
+    /// configuration "external" (beside CMake's); a project without CMakeLists.txt uses its root's.
+    ///
+    /// A workspace path (project/... or storage/...); the file may appear later (bear -- make
+    /// writes one) and is read again when it changes.
+    #[arg(long, value_name = "DIR", help_heading = "CMake")]
+    compile_commands: Option<String>,
 
     /// Do not join the local admin panel.
     #[arg(long, help_heading = "Admin panel")]
@@ -226,7 +258,7 @@ struct Cli {
     #[arg(
         long,
         conflicts_with_all = [
-            "workspace", "workspace_storage", "progress_interval", "toolset", "cmake_toolset",
+            "workspace", "workspace_storage", "progress_interval", "exclude_dir", "toolset", "cmake_toolset",
             "cmake_profile", "no_admin", "admin_port", "admin_hub",
         ],
         help_heading = "Admin panel"
@@ -238,7 +270,7 @@ struct Cli {
         long,
         hide = true,
         conflicts_with_all = [
-            "workspace", "workspace_storage", "progress_interval", "toolset", "cmake_toolset",
+            "workspace", "workspace_storage", "progress_interval", "exclude_dir", "toolset", "cmake_toolset",
             "cmake_profile", "no_admin",
         ]
     )]
@@ -282,9 +314,12 @@ mod tests {
                 workspace: None,
                 workspace_storage: None,
                 progress_interval: None,
+                exclude_dirs: vec![],
+                journal_limit: None,
                 toolsets: vec![],
                 cmake_toolset: None,
                 cmake_profiles: vec![],
+                compile_commands: None,
                 no_admin: false,
                 admin_port: 8765,
                 admin_ipc: "forgemcp".to_owned(),

@@ -1,8 +1,14 @@
-//! Small text helpers shared by more than one module: error chains and line splitting.
+//! Small text helpers shared by more than one module: error chains, line splitting, counts in words.
 //!
 //! Architecture invariant: a line ends at LF, CR LF or a lone CR (INTERFACE.md decision 6), for
 //! search, reads, diffs and clangd positions alike (LSP counts the same three endings), so their
 //! line numbers agree; text without CR takes a memchr fast path on LF alone.
+
+/// `1 file`, `3 files`: a count with the word for it.
+pub fn plural<N: std::fmt::Display + PartialEq + From<u8>>(n: N, one: &str, many: &str) -> String {
+    let word = if n == N::from(1) { one } else { many };
+    format!("{n} {word}")
+}
 
 /// An error and its sources as one lowercase line (`a: b: c`); a source whose text is already part
 /// of the line is not repeated.
@@ -43,6 +49,14 @@ pub fn split_lines(text: &str) -> impl Iterator<Item = &str> {
         rest = tail;
         Some(line)
     })
+}
+
+/// The largest char boundary `<= idx`.
+pub fn floor_char_boundary(text: &str, idx: usize) -> usize {
+    if idx >= text.len() {
+        return text.len();
+    }
+    (0..=idx).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0)
 }
 
 /// Removes a trailing LF, CR LF or lone CR.

@@ -32,14 +32,17 @@ pub enum Widget {
     CmakeBuild,
     CmakeTest,
     CmakeRunTest,
+    CmakeTargets,
     ClangdResult,
     Debug,
     QualityTidy,
     QualityFormat,
+    WorkspaceHistory,
+    WorkspaceRevert,
 }
 
 impl Widget {
-    pub const ALL: [Widget; 16] = [
+    pub const ALL: [Widget; 19] = [
         Widget::WorkspaceTree,
         Widget::WorkspaceFile,
         Widget::WorkspaceSearch,
@@ -52,10 +55,13 @@ impl Widget {
         Widget::CmakeBuild,
         Widget::CmakeTest,
         Widget::CmakeRunTest,
+        Widget::CmakeTargets,
         Widget::ClangdResult,
         Widget::Debug,
         Widget::QualityTidy,
         Widget::QualityFormat,
+        Widget::WorkspaceHistory,
+        Widget::WorkspaceRevert,
     ];
 
     /// The `ui://forgemcp/<file>` resource URI.
@@ -73,10 +79,13 @@ impl Widget {
             Widget::CmakeBuild => "ui://forgemcp/cmake-build.html",
             Widget::CmakeTest => "ui://forgemcp/cmake-test.html",
             Widget::CmakeRunTest => "ui://forgemcp/cmake-run-test.html",
+            Widget::CmakeTargets => "ui://forgemcp/cmake-targets.html",
             Widget::ClangdResult => "ui://forgemcp/clangd-result.html",
             Widget::Debug => "ui://forgemcp/debug.html",
             Widget::QualityTidy => "ui://forgemcp/quality-tidy.html",
             Widget::QualityFormat => "ui://forgemcp/quality-format.html",
+            Widget::WorkspaceHistory => "ui://forgemcp/workspace-history.html",
+            Widget::WorkspaceRevert => "ui://forgemcp/workspace-revert.html",
         }
     }
 

@@ -60,11 +60,20 @@ pub struct Served {
 }
 
 pub async fn serve_acceptance_copy() -> Result<Served, String> {
+    serve_project(|project| {
+        copy_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cpp-acceptance-project"), project)?;
+        std::fs::remove_file(project.join("CMakePresets.json")).map_err(|e| e.to_string())
+    })
+    .await
+}
+
+/// A server like [`serve_acceptance_copy`]'s on a project `setup` writes into the given directory.
+pub async fn serve_project(setup: impl FnOnce(&Path) -> Result<(), String>) -> Result<Served, String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let base = std::fs::canonicalize(dir.path()).map_err(|e| e.to_string())?;
     let project = base.join("proj");
-    copy_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cpp-acceptance-project"), &project)?;
-    std::fs::remove_file(project.join("CMakePresets.json")).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&project).map_err(|e| e.to_string())?;
+    setup(&project)?;
     let roots = Roots::new(project.clone(), base.join(".proj.forgemcp"));
     let discovery = DiscoveryOptions {
         cwd: project.clone(),

@@ -1,7 +1,8 @@
 // The admin panel end to end: real `forgemcp` instances on two workspaces, the real detached Hub
 // they start, the real `--open-admin`, and Debian's Chromium. Covers the acceptance list of the admin
 // Hub issue: tabs per instance, client calls with progress and widget, panel calls with progress and
-// cancel, elicitation answered in the browser, widget isolation, Hub restart, Hub exit, stdout purity.
+// cancel, elicitation answered in the browser, widget isolation, Hub restart, Hub exit, stdout purity;
+// and the undo journal's view: changes with diffs, a revert after a dry run and a confirmation.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -257,6 +258,56 @@ describe("the admin panel against real instances and a real Hub", { skip }, () =
     await detail.getByTestId("call-state").filter({ hasText: "tool error" }).waitFor();
     await detail.getByRole("tab", { name: "Text" }).click();
     assert.match(await detail.getByTestId("call-text").innerText(), /path/);
+  });
+
+  test("the journal view shows the changes with their diffs and reverts after a dry run and a confirmation", async () => {
+    const notes = join(env.wsA, "notes.txt");
+    const write = await env.a.callTool("workspace_write_file", { path: "project/notes.txt", text: "first line\n" });
+    assert.notEqual(write.isError, true);
+    const edit = await env.a.callTool("workspace_edit_file", { path: "project/notes.txt", old_text: "first", new_text: "second" });
+    assert.notEqual(edit.isError, true);
+    const listed = await env.a.callTool("workspace_history", { path: "project/notes.txt" });
+    const first = listed.structuredContent.changes.at(-1).id;
+    const page = env.page;
+    await tab(page, "alpha").click();
+    await page.getByTestId("instance").getByRole("tab", { name: "Journal" }).click();
+    const frame = (testid) => page.getByTestId(testid).frameLocator('[data-testid="widget-box"] iframe').frameLocator("iframe");
+    const history = frame("journal-history");
+    await history.getByText("workspace_edit_file").first().waitFor();
+    await history.getByTestId("journal-diff").first().locator("summary").click();
+    await history.getByText("second line").first().waitFor();
+    await shoot(page, "journal");
+    // At 720 px wide (this page's size) the journal view fits: nothing scrolls sideways, the
+    // history, its open diff and the revert controls all lie inside the viewport.
+    assert.equal(page.viewportSize().width, 720);
+    const fits = () => document.documentElement.scrollWidth <= document.documentElement.clientWidth;
+    assert.ok(await page.evaluate(fits), "the journal view fits 720 px");
+    assert.ok(await history.locator("body").evaluate((b) => b.ownerDocument.documentElement.scrollWidth <= b.ownerDocument.documentElement.clientWidth + 1), "the history widget fits 720 px");
+    for (const id of ["journal-history", "journal-target", "journal-dry-run", "journal-revert"]) {
+      const box = await page.getByTestId(id).boundingBox();
+      assert.ok(box && box.x >= 0 && box.x + box.width <= 720, `${id} lies within 720 px: ${JSON.stringify(box)}`);
+    }
+    const diff = await history.getByTestId("journal-diff").first().boundingBox();
+    const frameBox = await page.getByTestId("journal-history").boundingBox();
+    assert.ok(diff && frameBox && diff.width <= frameBox.width, `the open diff lies within the history: ${JSON.stringify([diff, frameBox])}`);
+    await page.getByTestId("journal-target").fill(String(first));
+    assert.equal(await page.getByTestId("journal-revert").isDisabled(), true, "no revert before a dry run");
+    await page.getByTestId("journal-dry-run").click();
+    await page.locator('[data-testid="journal-dry-run-result"][data-state="completed"]').waitFor();
+    await frame("journal-dry-run-result").getByText("Dry run").first().waitFor();
+    await shoot(page, "journal-dry-run");
+    assert.equal(readFileSync(notes, "utf8"), "second line\n", "a dry run changes nothing");
+    let asked = "";
+    page.once("dialog", (dialog) => {
+      asked = dialog.message();
+      void dialog.accept();
+    });
+    await page.getByTestId("journal-revert").click();
+    await page.locator('[data-testid="journal-revert-result"][data-state="completed"]').waitFor();
+    assert.match(asked, new RegExp(`before change #${first}`));
+    assert.equal(existsSync(notes), false, "the file the client created is gone");
+    await frame("journal-history").getByText("admin panel").first().waitFor();
+    await shoot(page, "journal-reverted");
   });
 
   test("a panel root/ read raises an elicitation answered in the browser", async () => {

@@ -49,6 +49,7 @@ fn profile_settings(profile: &CmakeProfileSpec) -> Value {
         "toolset": profile.toolset,
         "configuration": profile.configuration,
         "build_directory": profile.build_directory().map(ToString::to_string),
+        "env": profile.env.iter().map(crate::cmake::ProfileEnv::shown).collect::<Vec<_>>(),
     });
     let details = match &profile.kind {
         ProfileKind::Plain(plain) => json!({
@@ -75,7 +76,7 @@ fn profile_settings(profile: &CmakeProfileSpec) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmake::{CmakeDefine, PlainProfile};
+    use crate::cmake::{CmakeDefine, PlainProfile, ProfileEnv};
     use crate::workspace::path::QualifiedPath;
 
     #[test]
@@ -88,8 +89,12 @@ mod tests {
                 defines: vec![CmakeDefine { name: "A".to_owned(), value: "1".to_owned() }],
                 ..PlainProfile::new(QualifiedPath::parse("storage/build/cmake-dbg").expect("workspace path"), "Ninja")
             }),
+            env: vec![
+                ProfileEnv { name: "DISTCC_HOSTS".to_owned(), value: "127.0.0.1/4".to_owned() },
+                ProfileEnv { name: "CCACHE_REMOTE_STORAGE_TOKEN".to_owned(), value: "hidden".to_owned() },
+            ],
         };
-        expect_test::expect![[r#"{"build_directory":"storage/build/cmake-dbg","c_compiler":null,"configuration":"Debug","cxx_compiler":null,"defines":["A=1"],"generator":"Ninja","kind":"plain","name":"dbg","toolchain_file":null,"toolset":"system"}"#]]
+        expect_test::expect![[r#"{"build_directory":"storage/build/cmake-dbg","c_compiler":null,"configuration":"Debug","cxx_compiler":null,"defines":["A=1"],"env":["DISTCC_HOSTS=127.0.0.1/4","CCACHE_REMOTE_STORAGE_TOKEN=(set)"],"generator":"Ninja","kind":"plain","name":"dbg","toolchain_file":null,"toolset":"system"}"#]]
         .assert_eq(&profile_settings(&profile).to_string());
     }
 }

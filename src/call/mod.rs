@@ -47,6 +47,17 @@ pub trait Asker: Send + Sync {
     ) -> BoxFuture<'a, Result<bool, AskError>>;
 }
 
+/// Who made a call: the tool and its origin, as the workspace journal records them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Author {
+    /// The tool name (`workspace_edit_file`, `quality_tidy`, …).
+    pub tool: String,
+    /// `client` (the MCP client) or `panel` (the admin panel).
+    pub origin: &'static str,
+    /// The MCP client's name and version, when it gave them.
+    pub client: Option<String>,
+}
+
 /// The context of one invocation.
 #[derive(Clone)]
 pub struct Call {
@@ -54,11 +65,29 @@ pub struct Call {
     pub cancel: CancellationToken,
     asker: Option<Arc<dyn Asker>>,
     ask_timeout: Duration,
+    author: Option<Arc<Author>>,
 }
 
 impl Call {
     pub fn new(progress: Progress, cancel: CancellationToken, asker: Option<Arc<dyn Asker>>) -> Call {
-        Call { progress, cancel, asker, ask_timeout: Duration::from_secs(300) }
+        Call { progress, cancel, asker, ask_timeout: Duration::from_secs(300), author: None }
+    }
+
+    /// The same call, made by `author`.
+    pub fn with_author(mut self, author: Author) -> Call {
+        self.author = Some(Arc::new(author));
+        self
+    }
+
+    /// Who made the call; `None` for internal work.
+    pub fn author(&self) -> Option<&Author> {
+        self.author.as_deref()
+    }
+
+    /// The same call without progress or questions (for sub-steps whose progress would
+    /// interleave with the call's own); cancellation and author are kept.
+    pub fn quiet(&self) -> Call {
+        Call { author: self.author.clone(), ..Call::new(Progress::disabled(), self.cancel.clone(), None) }
     }
 
     /// A context without progress, asker or cancellation, for internal work and tests.

@@ -55,8 +55,28 @@ pub async fn diagnostics(
     Ok(converted_diagnostics(session, roots, file, published))
 }
 
-/// Converted diagnostics sorted by position, remembered as the file's before-state.
-fn converted_diagnostics(
+/// The diagnostics of `file` parsed afresh against the current contents of what it includes (the
+/// documents open in the session, else the disk), its document closed afterwards; remembered as
+/// the file's diagnostics only with `remember` (not when a header's draft is not its disk content).
+pub async fn fresh_diagnostics(
+    session: &Session,
+    roots: &Roots,
+    file: &SourceFile,
+    deadline: Instant,
+    remember: bool,
+) -> Result<Vec<Diagnostic>, Error> {
+    let mut doc = session.open(file, deadline).await?;
+    let published = doc.diagnostics(deadline).await;
+    doc.close();
+    let published = published?;
+    if remember {
+        return Ok(converted_diagnostics(session, roots, file, published));
+    }
+    Ok(converted(session, roots, file, published))
+}
+
+/// Converted diagnostics sorted by position.
+fn converted(
     session: &Session,
     roots: &Roots,
     file: &SourceFile,
@@ -65,6 +85,17 @@ fn converted_diagnostics(
     let mut locator = Locator::new(roots, session.encoding, Some(file));
     let mut res: Vec<Diagnostic> = published.into_iter().map(|d| diagnostic(&mut locator, file, d)).collect();
     super::delta::by_position(&mut res);
+    res
+}
+
+/// Converted diagnostics sorted by position, remembered as the file's before-state.
+fn converted_diagnostics(
+    session: &Session,
+    roots: &Roots,
+    file: &SourceFile,
+    published: Vec<lsp_types::Diagnostic>,
+) -> Vec<Diagnostic> {
+    let res = converted(session, roots, file, published);
     session.remember(&file.path.to_string(), file.lines.text(), &res);
     res
 }
@@ -104,7 +135,7 @@ pub async fn annotations(
                 Some(doc) => doc,
                 None => session.open(old, deadline).await?,
             };
-            let old_version = doc.version;
+            let old_version = doc.version();
             doc.change(file.lines.text())?;
             (doc, Some(old_version))
         }
@@ -348,12 +379,16 @@ fn tags(tags: Option<Vec<lsp_types::SymbolTag>>) -> Vec<u32> {
         .collect()
 }
 
+/// The most symbols clangd answers one `workspace/symbol` with (its `--limit-results` default).
+pub const WORKSPACE_SYMBOLS_CAP: usize = 100;
+
+/// The symbols matching `query`, and whether clangd's own cap may have cut the answer.
 pub async fn workspace_symbols(
     session: &Session,
     roots: &Roots,
     query: &str,
     deadline: Instant,
-) -> Result<Indexed<Vec<WorkspaceSymbol>>, Error> {
+) -> Result<Indexed<(Vec<WorkspaceSymbol>, bool)>, Error> {
     let index_busy = settle_index(session, deadline).await;
     let params = lsp_types::WorkspaceSymbolParams {
         query: query.to_owned(),
@@ -380,6 +415,7 @@ pub async fn workspace_symbols(
             .collect(),
     };
     let mut locator = Locator::new(roots, session.encoding, None);
+    let capped = found.len() >= WORKSPACE_SYMBOLS_CAP;
     let answer = found
         .into_iter()
         .filter_map(|(name, kind, uri, range, container_name, symbol_tags)| {
@@ -393,7 +429,7 @@ pub async fn workspace_symbols(
             })
         })
         .collect();
-    Ok(Indexed { answer, index_busy })
+    Ok(Indexed { answer: (answer, capped), index_busy })
 }
 
 fn diagnostic(locator: &mut Locator<'_>, file: &SourceFile, d: lsp_types::Diagnostic) -> Diagnostic {

@@ -21,16 +21,23 @@ pub(super) async fn annotate(
     let mutation = matches!(request.operation, FileOperation::Write | FileOperation::Edit);
     let mut analysis = MutationAnalysis::default();
     if mutation && let Some(source) = inner.withdrawals.read().as_ref() {
-        analysis.withdrawn = source(&request.path);
-    }
-    if !convert::is_annotated(&request.path) {
-        return Ok((None, analysis));
+        let (withdrawn, glob) = source(&request.path);
+        analysis.withdrawn = withdrawn;
+        analysis.withdrawn_glob = glob.map(|dir| dir.to_string());
+        known::record_withdrawals(inner, &analysis.withdrawn, &request.path);
     }
     let deadline = Instant::now() + DEFAULT_TIMEOUT;
     let work = async {
+        // The latest databases decide what is C/C++ too.
         sync(inner).await;
+        if cpp_evidence(inner, &request.path).is_none() {
+            return Ok((None, analysis));
+        }
         let slots: Vec<Arc<Slot>> = inner.slots.read().to_vec();
         if slots.is_empty() {
+            // Silence is never "fine": a write or edit says why nothing checked it.
+            let mut analysis = analysis;
+            analysis.not_checked = mutation.then(|| unavailable(inner));
             return Ok((None, analysis));
         }
         let path = request.path.to_string();
@@ -78,13 +85,20 @@ pub(super) async fn annotate(
             }
             if let Some(before) = &answer.before {
                 let lines = before_lines.as_ref().unwrap_or(&empty);
-                deltas.push((answer.id.clone(), delta::compare(before, lines, &answer.diagnostics, &file.lines)));
+                let (introduced, resolved) = delta::compare(before, lines, &answer.diagnostics, &file.lines);
+                let (resolved, hidden) = delta::hidden_by_errors(&introduced, resolved, lines, &file.lines);
+                deltas.push((answer.id.clone(), (introduced, resolved, hidden)));
             }
         }
         analysis.deltas = merge(deltas)
             .into_iter()
-            .map(|(configurations, (introduced, resolved))| delta::summary(configurations, &introduced, &resolved))
+            .map(|(configurations, (introduced, resolved, hidden))| {
+                delta::summary(configurations, &introduced, &resolved, &hidden)
+            })
             .collect();
+        if mutation && !crate::cpp_file::is_translation_unit(&file.path) {
+            analysis.includers = check_includers(inner, &slots, &file, old, deadline).await;
+        }
         let window = request.lines;
         let keep = |range: &model::SourceRange| {
             let (first, last) = range.lines();
@@ -119,6 +133,28 @@ pub(super) async fn annotate(
         res = tokio::time::timeout_at(deadline, work) => res.unwrap_or(Err(Error::Timeout(DEFAULT_TIMEOUT))),
         () = call.cancel.cancelled() => Err(Error::Cancelled),
     }
+}
+
+/// The translation units including an edited header, checked per configuration within the
+/// budget, identical answers merged.
+async fn check_includers(
+    inner: &Inner,
+    slots: &[Arc<Slot>],
+    header: &SourceFile,
+    before: Option<&str>,
+    last: Instant,
+) -> Vec<super::includers::IncludersCheck> {
+    let checks =
+        slots.iter().filter_map(|slot| slot.ready().map(|session| (slot, session))).map(|(slot, session)| async move {
+            let mut check = super::includers::check(inner, slot, session, header, before, last).await;
+            check.configurations.clear();
+            (slot.spec.id.clone(), check)
+        });
+    let found = futures_util::future::join_all(checks).await;
+    merge(found)
+        .into_iter()
+        .map(|(configurations, check)| super::includers::IncludersCheck { configurations, ..check })
+        .collect()
 }
 
 /// Documents opened with one content of a file, each with the session it is open in and its

@@ -24,35 +24,6 @@ use crate::workspace::read::decode_text;
 const URI_PATH: &AsciiSet =
     &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~').remove(b'/').remove(b':');
 
-/// Extensions of the files reads, writes and edits annotate (INTERFACE.md §8.3).
-pub const ANNOTATED_EXTENSIONS: &[&str] =
-    &["c", "h", "cc", "hh", "cpp", "hpp", "cxx", "hxx", "c++", "h++", "ipp", "tpp"];
-/// Further C/C++ extensions the explicit tools accept.
-const MORE_EXTENSIONS: &[&str] = &["inl", "inc", "cppm", "ixx", "cu", "cuh", "m", "mm"];
-
-fn extension(path: &QualifiedPath) -> Option<String> {
-    let name = path.file_name()?;
-    let (stem, ext) = name.rsplit_once('.')?;
-    (!stem.is_empty()).then(|| ext.to_ascii_lowercase())
-}
-
-/// Whether reads, writes and edits of `path` carry `resources.clangd`.
-/// A translation unit's extension (`.c .cc .cpp .cxx .c++ .cu .m .mm`): such a file belongs in a
-/// compilation database, unlike a header.
-pub fn is_translation_unit(path: &QualifiedPath) -> bool {
-    extension(path).is_some_and(|ext| ["c", "cc", "cpp", "cxx", "c++", "cu", "m", "mm"].contains(&ext.as_str()))
-}
-
-pub fn is_annotated(path: &QualifiedPath) -> bool {
-    extension(path).is_some_and(|ext| ANNOTATED_EXTENSIONS.contains(&ext.as_str()))
-}
-
-/// Whether the explicit clangd tools accept `path`.
-pub fn is_cpp_source(path: &QualifiedPath) -> bool {
-    extension(path)
-        .is_some_and(|ext| ANNOTATED_EXTENSIONS.contains(&ext.as_str()) || MORE_EXTENSIONS.contains(&ext.as_str()))
-}
-
 /// The `file://` URI of an absolute path.
 pub fn file_uri(abs: &Path) -> lsp_types::Uri {
     let text = abs.to_string_lossy().replace('\\', "/");
@@ -250,19 +221,6 @@ mod tests {
         assert_eq!(q("/w/proj/include/fixture/math.hpp").as_deref(), Some("project/include/fixture/math.hpp"));
         assert_eq!(q("/w/.proj.forgemcp/build/gen.h").as_deref(), Some("storage/build/gen.h"));
         assert_eq!(q("/usr/include/c++/12/cmath").as_deref(), Some("root/usr/include/c++/12/cmath"));
-    }
-
-    #[test]
-    fn extensions() {
-        let p = |s: &str| QualifiedPath::parse(s).unwrap();
-        assert!(is_annotated(&p("project/src/a.cpp")));
-        assert!(is_annotated(&p("project/include/A.HPP")));
-        assert!(is_annotated(&p("project/x.c++")));
-        assert!(!is_annotated(&p("project/CMakeLists.txt")));
-        assert!(!is_annotated(&p("project/.cpp")));
-        assert!(!is_annotated(&p("project/x.inl")));
-        assert!(is_cpp_source(&p("project/x.inl")));
-        assert!(!is_cpp_source(&p("project/README.md")));
     }
 
     #[test]

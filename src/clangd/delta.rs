@@ -40,6 +40,25 @@ fn same(a: &Diagnostic, a_lines: &LineIndex, b: &Diagnostic, b_lines: &LineIndex
         && line_text(a, a_lines) == line_text(b, b_lines)
 }
 
+/// Splits the resolved diagnostics into those really resolved and those only hidden: when the
+/// mutation introduced an error, a resolved warning (or note) whose line is still in the new text
+/// as it was was not fixed; clang stopped reporting it past the error.
+pub fn hidden_by_errors(
+    introduced: &[Diagnostic],
+    resolved: Vec<Diagnostic>,
+    before_lines: &LineIndex,
+    after_lines: &LineIndex,
+) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    if !introduced.iter().any(|d| d.severity == Some(Severity::Error)) {
+        return (resolved, Vec::new());
+    }
+    let kept_lines: std::collections::HashSet<&str> =
+        (0..after_lines.line_count()).filter_map(|idx| after_lines.line(idx)).map(str::trim).collect();
+    resolved.into_iter().partition(|d| {
+        d.severity == Some(Severity::Error) || !line_text(d, before_lines).is_some_and(|text| kept_lines.contains(text))
+    })
+}
+
 /// The diagnostics of `after` without a match in `before` (introduced) and those of `before`
 /// without a match in `after` (resolved), each errors first.
 pub fn compare(
@@ -64,7 +83,8 @@ pub fn compare(
     (introduced, resolved)
 }
 
-fn brief(d: &Diagnostic) -> DiagnosticBrief {
+/// The brief of one diagnostic.
+pub fn brief(d: &Diagnostic) -> DiagnosticBrief {
     DiagnosticBrief {
         line: d.range.start.line,
         character: d.range.start.character,
@@ -76,13 +96,19 @@ fn brief(d: &Diagnostic) -> DiagnosticBrief {
 }
 
 /// The typed summary of one comparison.
-pub fn summary(configurations: Vec<String>, introduced: &[Diagnostic], resolved: &[Diagnostic]) -> DiagnosticDelta {
+pub fn summary(
+    configurations: Vec<String>,
+    introduced: &[Diagnostic],
+    resolved: &[Diagnostic],
+    hidden: &[Diagnostic],
+) -> DiagnosticDelta {
     DiagnosticDelta {
         configurations,
         introduced_count: introduced.len() as u32,
         resolved_count: resolved.len() as u32,
         introduced: introduced.iter().take(BRIEF_LIMIT).map(brief).collect(),
         resolved: resolved.iter().take(BRIEF_LIMIT).map(brief).collect(),
+        hidden: hidden.iter().take(BRIEF_LIMIT).map(brief).collect(),
     }
 }
 
@@ -125,9 +151,23 @@ mod tests {
         let names = |list: &[Diagnostic]| list.iter().map(|d| d.message.clone()).collect::<Vec<_>>();
         assert_eq!(names(&introduced), ["undeclared z", "unused b"], "errors first; `int b` changed");
         assert_eq!(names(&resolved), ["unused b"]);
-        let summary = summary(vec!["Debug".into()], &introduced, &resolved);
+        let summary = summary(vec!["Debug".into()], &introduced, &resolved, &[]);
         assert_eq!((summary.introduced_count, summary.resolved_count), (2, 1));
         assert_eq!(summary.introduced[0].line, 3);
+    }
+
+    #[test]
+    fn warnings_on_unchanged_lines_are_hidden_by_a_new_error_not_resolved() {
+        let before_lines = LineIndex::new("void f() {\n  int unused;\n  int a = 1;\n}\n");
+        let after_lines = LineIndex::new("void f() {\n  int unused;\n  int a = nope;\n}\n");
+        let before = [diagnostic(2, 6, Severity::Warning, "unused variable")];
+        let after = [diagnostic(3, 10, Severity::Error, "undeclared nope")];
+        let (introduced, resolved) = compare(&before, &before_lines, &after, &after_lines);
+        let (resolved, hidden) = hidden_by_errors(&introduced, resolved, &before_lines, &after_lines);
+        assert_eq!((introduced.len(), resolved.len(), hidden.len()), (1, 0, 1));
+        // Without a new error, a warning that went away is resolved.
+        let (resolved, hidden) = hidden_by_errors(&[], hidden, &before_lines, &after_lines);
+        assert_eq!((resolved.len(), hidden.len()), (1, 0));
     }
 
     #[test]

@@ -26,6 +26,12 @@ impl MutationObserver for Observer {
             }
         }
         let changes = file_events(&inner.roots, change);
+        let uris: Vec<String> = changes.iter().map(|event| event.uri.as_str().to_owned()).collect();
+        for slot in slots.iter() {
+            if let Some(session) = slot.ready() {
+                session.cool_except(&uris);
+            }
+        }
         if changes.is_empty() {
             return;
         }
@@ -61,27 +67,60 @@ pub(super) fn file_events(roots: &Roots, change: &Mutation) -> Vec<lsp_types::Fi
     res
 }
 
+/// How long a read waits for its `resources.clangd`; a longer analysis goes on in the background,
+/// and the first read of the resource waits for it.
+pub const READ_BUDGET: Duration = Duration::from_millis(100);
+
 impl ResultProvider for Provider {
     fn name(&self) -> &'static str {
         PROVIDER_NAME
     }
 
     fn provide(&self, request: ProviderRequest, call: Call) -> BoxFuture<'static, Result<Provided, ProviderError>> {
-        let inner = self.0.clone();
+        let (inner, note) = (self.inner.clone(), self.note);
         Box::pin(async move {
             let Some(inner) = inner.upgrade() else { return Ok(Provided::default()) };
-            // The file operation owns the call's progress; annotations report none.
-            let quiet = Call::new(Progress::disabled(), call.cancel.clone(), None);
+            let path = request.path.to_string();
+            let read = request.operation == FileOperation::Read;
+            // The file operation owns the call's progress; annotations report none. A read's analysis
+            // is its own: it goes on after the read answered, so the next read finds it warm.
+            let cancel = if read { tokio_util::sync::CancellationToken::new() } else { call.cancel.clone() };
+            let quiet = Call::new(Progress::disabled(), cancel, None);
+            // Whether a read will have a document at all (a C/C++ file and a configuration).
+            let annotated = cpp_evidence(&inner, &request.path).is_some() && !inner.slots.read().is_empty();
+            let mut work = tokio::spawn(async move { annotate(&inner, &request, &quiet).await });
+            let joined = if read {
+                match tokio::time::timeout(READ_BUDGET, &mut work).await {
+                    Ok(joined) => joined,
+                    Err(_) if annotated => {
+                        // The read answers now; the resource is there when the analysis is.
+                        let later = async move {
+                            let (document, _) = work
+                                .await
+                                .map_err(|err| err.to_string())?
+                                .map_err(|err| crate::text::error_chain(&err))?;
+                            let document = document.ok_or("no configuration could analyse it")?;
+                            serde_json::to_value(&document).map_err(|err| err.to_string())
+                        };
+                        return Ok(Provided {
+                            document: Some(Document::json_later(PROVIDER_NAME, later)),
+                            ..Provided::default()
+                        });
+                    }
+                    Err(_) => work.await,
+                }
+            } else {
+                work.await
+            };
             let (document, analysis) =
-                annotate(&inner, &request, &quiet).await.map_err(|err| Box::new(err) as ProviderError)?;
+                joined.map_err(|err| Box::new(err) as ProviderError)?.map_err(|err| Box::new(err) as ProviderError)?;
             let mut provided = Provided::default();
             if let Some(document) = document {
                 let value = serde_json::to_value(&document).map_err(|err| Box::new(err) as ProviderError)?;
                 provided.document = Some(Document::json(PROVIDER_NAME, &value));
             }
-            provided.note = crate::render::clangd_note::mutation_note(&request.path.to_string(), &analysis);
-            let mutation = matches!(request.operation, FileOperation::Write | FileOperation::Edit);
-            if mutation && analysis != MutationAnalysis::default() {
+            provided.note = note(&path, &analysis);
+            if !read && analysis != MutationAnalysis::default() {
                 provided.summary = Some(serde_json::to_value(&analysis).map_err(|err| Box::new(err) as ProviderError)?);
             }
             Ok(provided)
@@ -91,8 +130,8 @@ impl ResultProvider for Provider {
     /// Opens the file's current content in every running session whose before-state for it is not
     /// remembered, in the background, so clangd analyses the old content while the file is written.
     fn prepare(&self, path: &QualifiedPath) -> Option<PrepareGuard> {
-        let inner = self.0.upgrade()?;
-        if !convert::is_annotated(path) || inner.slots.read().is_empty() {
+        let inner = self.inner.upgrade()?;
+        if inner.slots.read().is_empty() || cpp_evidence(&inner, path).is_none() {
             return None;
         }
         let runtime = tokio::runtime::Handle::try_current().ok()?;

@@ -21,11 +21,15 @@
 pub mod analysis;
 pub mod convert;
 pub mod delta;
+pub mod includers;
 pub mod model;
 pub mod session;
+pub mod standing;
 
 mod annotate;
+mod error;
 mod hooks;
+mod known;
 mod slot;
 
 use std::collections::HashSet;
@@ -41,11 +45,9 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
 use crate::call::{BoxFuture, Call, Progress};
-use crate::lsp;
-use crate::process::{self, ProcessId, ProcessService};
+use crate::process::{ProcessId, ProcessService};
 use crate::toolchain::{ToolchainService, Toolset};
 use crate::workspace::observer::{Mutation, MutationKind, MutationObserver};
-use crate::workspace::path::lexically_normal;
 use crate::workspace::path::{QualifiedPath, Roots};
 use crate::workspace::provider::{
     FileOperation, LineWindow, PrepareGuard, Provided, ProviderError, ProviderRequest, ResultProvider,
@@ -53,13 +55,16 @@ use crate::workspace::provider::{
 use crate::workspace::results::Document;
 use annotate::{Preparation, annotate};
 use convert::SourceFile;
+pub use error::Error;
+use known::{Standing, cpp_evidence, databases_changed, unavailable};
 use model::{
     ANNOTATIONS_VERSION, AnnotatedFile, AnnotationsDocument, CompilationContext, Diagnostic, DiagnosticsResult,
     DocumentSymbolsResult, HighlightingResult, HoverResult, Indexed, LocationsResult, MutationAnalysis, Position,
     WorkspaceSymbolsResult, merge, merge_equal,
 };
 use session::{Session, SessionSpec};
-use slot::{candidate, select};
+use slot::{select, sync};
+use standing::{EarlierBuild, Unavailable, Unusable, Withdrawn};
 
 /// The provider name under `resources` and in the document URI.
 pub const PROVIDER_NAME: &str = "clangd";
@@ -83,67 +88,6 @@ pub struct Scope<'a> {
     /// The limit of the whole analysis (starting sessions and every configuration included).
     pub timeout: Duration,
     pub call: &'a Call,
-}
-
-/// Errors of the clangd service. Messages are lowercase fragments naming qualified paths.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error(
-        "no clangd configuration is available: no CMake configuration has a compilation database and clangd in its \
-         toolset; run cmake_configure first"
-    )]
-    NoConfiguration,
-    #[error("invalid argument `configurations`: unknown configuration `{id}`; available: {available}")]
-    UnknownConfiguration { id: String, available: String },
-    #[error("invalid argument `path`: `{path}` is not a C/C++ source or header")]
-    NotCpp { path: QualifiedPath },
-    #[error(
-        "invalid argument `position`: line {line}, character {character} is outside `{path}` ({reason}); lines are \
-         one-based, characters zero-based code points"
-    )]
-    PositionOutside { path: QualifiedPath, line: u32, character: u32, reason: String },
-    #[error(transparent)]
-    Workspace(#[from] crate::workspace::Error),
-    #[error("clangd could not be started")]
-    Start(#[source] process::Error),
-    #[error(transparent)]
-    Lsp(lsp::Error),
-    #[error("earlier analyses of `{path}` were still running when the time was up")]
-    Busy { path: String },
-    #[error("clangd published no diagnostics for `{path}` in time")]
-    NoDiagnostics { path: String },
-    #[error("clangd of configuration `{id}` did not start in time")]
-    StartTimeout { id: String },
-    #[error("clangd of configuration `{id}` is not running: {reason}")]
-    SessionFailed { id: String, reason: String },
-    #[error("clangd of configuration `{id}` did not start")]
-    StartFailed {
-        id: String,
-        #[source]
-        source: Arc<Error>,
-    },
-    #[error("configuration `{id}`: {source}")]
-    Configuration {
-        id: String,
-        #[source]
-        source: Box<Error>,
-    },
-    #[error("clangd did not finish within {} s; pass a larger `timeout`", .0.as_secs_f64())]
-    Timeout(Duration),
-    #[error("the analysis was cancelled")]
-    Cancelled,
-}
-
-impl Error {
-    fn in_configuration(self, id: &str) -> Error {
-        match self {
-            Error::Configuration { .. }
-            | Error::SessionFailed { .. }
-            | Error::StartFailed { .. }
-            | Error::StartTimeout { .. } => self,
-            other => Error::Configuration { id: id.to_owned(), source: Box::new(other) },
-        }
-    }
 }
 
 /// What an admin view shows about one session.
@@ -180,15 +124,22 @@ struct Slot {
     spec: ContextSpec,
     session_spec: SessionSpec,
     database_hash: [u8; 32],
-    /// The absolute (lexically normalized) files the compilation database lists.
-    database_files: Arc<HashSet<PathBuf>>,
+    /// What the compilation database lists: files, include directories, each unit's target.
+    database: Arc<crate::compile_db::Database>,
     state: watch::Sender<SlotState>,
     task: Mutex<Option<JoinHandle<()>>>,
 }
 
 type ContextReader = Box<dyn FnMut() -> Option<Vec<ContextSpec>> + Send>;
-/// Names the contexts a mutation of a path withdrew (CMake inputs), once.
-type WithdrawalSource = Box<dyn Fn(&QualifiedPath) -> Vec<String> + Send + Sync>;
+/// Names the contexts a mutation of a path withdrew (CMake inputs or globs), once.
+type WithdrawalSource = Box<dyn Fn(&QualifiedPath) -> model::Withdrawn + Send + Sync>;
+/// Lists the build directories an earlier session left with a compilation database.
+type EarlierSource = Box<dyn Fn() -> Vec<EarlierBuild> + Send + Sync>;
+/// Makes the result text's note of a write, edit or read from the analysis (`render::clangd_note`,
+/// handed in by the composition root so this service never imports `render`).
+pub type NoteRenderer = fn(&str, &MutationAnalysis) -> Option<String>;
+/// A database's modification time and length, to see it change on disk.
+type Stamp = Option<(std::time::SystemTime, u64)>;
 
 struct Inner {
     processes: ProcessService,
@@ -199,6 +150,14 @@ struct Inner {
     /// Reads the subscription: `Some` when it changed since the last read.
     source: Mutex<Option<ContextReader>>,
     withdrawals: RwLock<Option<WithdrawalSource>>,
+    earlier: RwLock<Option<EarlierSource>>,
+    /// What is known of why configurations are missing: withdrawn ones (with the path that
+    /// withdrew them) and published ones clangd cannot run in.
+    standing: Mutex<Standing>,
+    /// Managed files clangd named while analysing (headers included by translation units).
+    seen: Mutex<HashSet<PathBuf>>,
+    /// The databases of the contexts last reconciled, as they were on disk then.
+    stamps: Mutex<Vec<Stamp>>,
     /// A compilation database was touched by a workspace mutation: hash them again.
     dirty: AtomicBool,
     kick: Arc<Notify>,
@@ -240,6 +199,10 @@ impl ClangdService {
                 reconciled: tokio::sync::Mutex::new(Vec::new()),
                 source: Mutex::new(None),
                 withdrawals: RwLock::new(None),
+                earlier: RwLock::new(None),
+                standing: Mutex::new(Standing::default()),
+                seen: Mutex::new(HashSet::new()),
+                stamps: Mutex::new(Vec::new()),
                 dirty: AtomicBool::new(false),
                 kick: Arc::new(Notify::new()),
                 slots: RwLock::new(Arc::from(Vec::new())),
@@ -301,8 +264,19 @@ impl ClangdService {
 
     /// Where writes and edits learn which contexts they withdrew (`app.rs` asks CMake's tracker),
     /// so their result says so.
-    pub fn explain_withdrawals(&self, source: impl Fn(&QualifiedPath) -> Vec<String> + Send + Sync + 'static) {
+    pub fn explain_withdrawals(&self, source: impl Fn(&QualifiedPath) -> model::Withdrawn + Send + Sync + 'static) {
         *self.inner.withdrawals.write() = Some(Box::new(source));
+    }
+
+    /// Where clangd learns which build directories an earlier session left (`app.rs` asks CMake), so
+    /// calls that cannot be answered name them and the configure that confirms them.
+    pub fn explain_earlier(&self, source: impl Fn() -> Vec<EarlierBuild> + Send + Sync + 'static) {
+        *self.inner.earlier.write() = Some(Box::new(source));
+    }
+
+    /// Why no configuration (or not every one) can answer now.
+    pub fn unavailable(&self) -> Unavailable {
+        unavailable(&self.inner)
     }
 
     /// The mutation observer to register with the workspace.
@@ -310,9 +284,9 @@ impl ClangdService {
         Arc::new(Observer(Arc::downgrade(&self.inner)))
     }
 
-    /// The `clangd` result provider to register with the workspace.
-    pub fn provider(&self) -> Arc<dyn ResultProvider> {
-        Arc::new(Provider(Arc::downgrade(&self.inner)))
+    /// The `clangd` result provider to register with the workspace; `note` makes its text.
+    pub fn provider(&self, note: NoteRenderer) -> Arc<dyn ResultProvider> {
+        Arc::new(Provider { inner: Arc::downgrade(&self.inner), note })
     }
 
     /// The sessions kept now, for admin views.
@@ -346,7 +320,7 @@ impl ClangdService {
 
     /// Diagnostics of one file per configuration.
     pub async fn diagnostics(&self, path: &QualifiedPath, scope: Scope<'_>) -> Result<Vec<DiagnosticsResult>, Error> {
-        let file = self.source(path)?;
+        let file = self.source(path).await?;
         let roots = self.inner.roots.clone();
         let answers = self
             .each(scope, move |session, deadline| {
@@ -367,7 +341,7 @@ impl ClangdService {
         position: Position,
         scope: Scope<'_>,
     ) -> Result<Vec<HoverResult>, Error> {
-        let file = self.source_at(path, position)?;
+        let file = self.source_at(path, position).await?;
         let answers = self
             .each(scope, move |session, deadline| {
                 let file = file.clone();
@@ -389,7 +363,7 @@ impl ClangdService {
         navigation: analysis::Navigation,
         scope: Scope<'_>,
     ) -> Result<Vec<LocationsResult>, Error> {
-        let file = self.source_at(path, position)?;
+        let file = self.source_at(path, position).await?;
         let roots = self.inner.roots.clone();
         let answers = self
             .each(scope, move |session, deadline| {
@@ -399,6 +373,7 @@ impl ClangdService {
                 )
             })
             .await?;
+        self.remember(answers.iter().flat_map(|(_, indexed)| indexed.answer.iter().map(|l| l.path.as_str())));
         Ok(merge(answers)
             .into_iter()
             .map(|(configurations, Indexed { answer: locations, index_busy })| LocationsResult {
@@ -415,7 +390,7 @@ impl ClangdService {
         path: &QualifiedPath,
         scope: Scope<'_>,
     ) -> Result<Vec<DocumentSymbolsResult>, Error> {
-        let file = self.source(path)?;
+        let file = self.source(path).await?;
         let answers = self
             .each(scope, move |session, deadline| {
                 let file = file.clone();
@@ -445,24 +420,39 @@ impl ClangdService {
             .await?;
         Ok(merge(answers)
             .into_iter()
-            .map(|(configurations, Indexed { answer: symbols, index_busy })| WorkspaceSymbolsResult {
+            .map(|(configurations, Indexed { answer: (symbols, capped), index_busy })| WorkspaceSymbolsResult {
                 configurations,
                 symbols,
+                omitted: 0,
+                capped,
                 index_busy,
             })
             .collect())
     }
 
+    /// Remembers the managed files clangd named (a header it found through a translation unit counts
+    /// as C/C++ from then on, whatever its name).
+    fn remember<'a>(&self, paths: impl Iterator<Item = &'a str>) {
+        let found: Vec<PathBuf> = paths
+            .filter_map(|path| QualifiedPath::parse(path).ok())
+            .filter(|path| path.is_managed())
+            .filter_map(|path| self.inner.roots.lexical(&path))
+            .collect();
+        self.inner.seen.lock().extend(found);
+    }
+
     /// A file whose `position` must name a character of its current text (or a line end).
-    fn source_at(&self, path: &QualifiedPath, position: Position) -> Result<Arc<SourceFile>, Error> {
-        let file = self.source(path)?;
+    async fn source_at(&self, path: &QualifiedPath, position: Position) -> Result<Arc<SourceFile>, Error> {
+        let file = self.source(path).await?;
         check_position(&file, position)?;
         Ok(file)
     }
 
     /// The complete current text of a C/C++ file (the blocking read is short: one file).
-    fn source(&self, path: &QualifiedPath) -> Result<Arc<SourceFile>, Error> {
-        if !convert::is_cpp_source(path) {
+    async fn source(&self, path: &QualifiedPath) -> Result<Arc<SourceFile>, Error> {
+        // The latest databases decide too (a configure just confirmed one).
+        sync(&self.inner).await;
+        if cpp_evidence(&self.inner, path).is_none() {
             return Err(Error::NotCpp { path: path.clone() });
         }
         let file = convert::read_source(&self.inner.roots, path).map_err(|err| match err {
@@ -488,7 +478,7 @@ impl ClangdService {
         report("Starting clangd analysis".to_owned());
         let work = async {
             sync(&self.inner).await;
-            let slots = select(&self.inner.slots.read(), selection)?;
+            let slots = select(&self.inner.slots.read(), selection, || unavailable(&self.inner))?;
             let runs = slots.iter().map(|slot| {
                 let analyse = &analyse;
                 let report = &report;
@@ -556,44 +546,14 @@ fn check_position(file: &SourceFile, position: Position) -> Result<(), Error> {
     Ok(())
 }
 
-/// Brings the sessions in line with the latest contexts (and re-hashes databases when one was
-/// touched). Cheap when nothing changed.
-async fn sync(inner: &Arc<Inner>) {
-    let mut reconciled = inner.reconciled.lock().await;
-    let fresh = inner.source.lock().as_mut().and_then(|read| read());
-    let dirty = inner.dirty.swap(false, Ordering::SeqCst);
-    let Some(specs) = fresh.or_else(|| dirty.then(|| reconciled.clone())) else { return };
-    *reconciled = specs.clone();
-    let toolsets = if specs.is_empty() { None } else { inner.toolchain.toolsets().await.ok() };
-    let current = inner.slots.read().clone();
-    let mut next: Vec<Arc<Slot>> = Vec::new();
-    for spec in specs {
-        let Some(candidate) = candidate(inner, spec, toolsets.as_deref()).await else { continue };
-        match current.iter().find(|slot| slot.same(&candidate)) {
-            Some(kept) => next.push(kept.clone()),
-            None => {
-                let slot = Arc::new(candidate);
-                slot.restart(0, &inner.processes);
-                next.push(slot);
-            }
-        }
-    }
-    for slot in current.iter() {
-        if !next.iter().any(|kept| Arc::ptr_eq(kept, slot))
-            && let Some(session) = slot.retire()
-        {
-            tracing::info!(context = %slot.spec.id, "stopping clangd: its configuration changed or was withdrawn");
-            inner.retiring.lock().spawn(async move { session.shutdown().await });
-        }
-    }
-    *inner.slots.write() = next.into();
-}
-
 /// Sends workspace changes to the sessions as `workspace/didChangeWatchedFiles`.
 struct Observer(Weak<Inner>);
 
 /// The `clangd` result provider.
-struct Provider(Weak<Inner>);
+struct Provider {
+    inner: Weak<Inner>,
+    note: NoteRenderer,
+}
 
 #[cfg(test)]
 mod tests;

@@ -103,6 +103,15 @@ pub enum DiagnosticCode {
     Text(String),
 }
 
+impl std::fmt::Display for DiagnosticCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DiagnosticCode::Number(n) => write!(f, "{n}"),
+            DiagnosticCode::Text(text) => f.write_str(text),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct RelatedInformation {
     pub location: Location,
@@ -227,6 +236,16 @@ pub struct Indexed<T> {
     pub index_busy: bool,
 }
 
+impl WorkspaceSymbolsResult {
+    /// Keeps the first `limit` symbols, counting the rest in `omitted`.
+    pub fn limit(&mut self, limit: usize) {
+        if self.symbols.len() > limit {
+            self.omitted += (self.symbols.len() - limit) as u32;
+            self.symbols.truncate(limit);
+        }
+    }
+}
+
 impl LocationsResult {
     /// Keeps the first `limit` locations, counting the rest in `omitted`.
     pub fn limit(&mut self, limit: usize) {
@@ -281,6 +300,12 @@ impl DocumentSymbolsResult {
 pub struct WorkspaceSymbolsResult {
     pub configurations: Vec<String>,
     pub symbols: Vec<WorkspaceSymbol>,
+    /// Symbols beyond `limit`, not shown.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub omitted: u32,
+    /// clangd answered as many symbols as it ever does, so more may match.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub capped: bool,
     /// clangd's index was still busy when it answered, so symbols of files it had not indexed yet
     /// are missing (absent when the index was idle).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -381,7 +406,15 @@ pub struct DiagnosticDelta {
     /// Errors first, then by position; at most 10 each (all are in `resources.clangd`).
     pub introduced: Vec<DiagnosticBrief>,
     pub resolved: Vec<DiagnosticBrief>,
+    /// Warnings clang stopped reporting on lines the mutation left as they were while a new error
+    /// stands (clang drops them past an error in the same function): not resolved, only hidden.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<DiagnosticBrief>,
 }
+
+/// The configurations a mutation of a path withdrew, and the directory whose CMake glob it may
+/// change when no CMake input changed.
+pub type Withdrawn = (Vec<String>, Option<crate::workspace::path::QualifiedPath>);
 
 /// The `clangd` summary of a write or edit.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, JsonSchema)]
@@ -392,6 +425,16 @@ pub struct MutationAnalysis {
     pub inferred_flags: Vec<String>,
     /// Configurations the mutation withdrew (it changed a CMake input; `cmake_configure` restores them).
     pub withdrawn: Vec<String>,
+    /// When the withdrawal changed no CMake input: the directory a CMake glob lists, where the new
+    /// file appeared (it reaches the compilation database through `cmake_configure`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub withdrawn_glob: Option<String>,
+    /// For a header: the translation units that include it, checked within a time budget.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub includers: Vec<super::includers::IncludersCheck>,
+    /// Why clangd did not check this C/C++ file at all (no configuration can analyse it now).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_checked: Option<super::standing::Unavailable>,
 }
 
 /// Groups per-configuration answers: identical answers (compared as JSON) become one entry whose

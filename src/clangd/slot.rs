@@ -1,14 +1,16 @@
 //! A configuration's slot: its session's life (start, restart after a crash, retirement), the
-//! selection of slots by id, and the candidates made from published contexts.
+//! selection of slots by id, the candidates made from published contexts, and the reconciliation
+//! of slots with the latest contexts (`sync`).
 
 use super::*;
+use crate::compile_db::Database;
 
 impl Slot {
     /// Whether clangd analyses `file` with flags it infers: a translation unit the database lacks.
     pub(super) fn infers_flags(&self, file: &SourceFile, lexical: Option<&Path>) -> bool {
-        convert::is_translation_unit(&file.path)
-            && !self.database_files.contains(&file.abs)
-            && !lexical.is_some_and(|abs| self.database_files.contains(abs))
+        crate::cpp_file::is_translation_unit(&file.path)
+            && !self.database.listed.contains(&file.abs)
+            && !lexical.is_some_and(|abs| self.database.listed.contains(abs))
     }
 
     pub(super) fn same(&self, other: &Slot) -> bool {
@@ -129,10 +131,15 @@ impl Slot {
     }
 }
 
-/// The selected slots: all for an empty selection; unknown ids are errors.
-pub(super) fn select(slots: &[Arc<Slot>], selection: &[String]) -> Result<Vec<Arc<Slot>>, Error> {
+/// The selected slots: all for an empty selection; unknown ids are errors, and no slot at all is
+/// one that says why (`unavailable`).
+pub(super) fn select(
+    slots: &[Arc<Slot>],
+    selection: &[String],
+    unavailable: impl FnOnce() -> Unavailable,
+) -> Result<Vec<Arc<Slot>>, Error> {
     if slots.is_empty() {
-        return Err(Error::NoConfiguration);
+        return Err(Error::NoConfiguration(unavailable()));
     }
     if selection.is_empty() {
         return Ok(slots.to_vec());
@@ -150,51 +157,99 @@ pub(super) fn select(slots: &[Arc<Slot>], selection: &[String]) -> Result<Vec<Ar
     Ok(res)
 }
 
-/// A slot for `spec`, or `None` when its toolset has no clangd or its database is missing.
-pub(super) async fn candidate(inner: &Inner, spec: ContextSpec, toolsets: Option<&[Arc<Toolset>]>) -> Option<Slot> {
-    let toolset = toolsets?.iter().find(|toolset| toolset.id().as_str() == spec.toolset_id)?;
+/// A slot for `spec`, or why there is none (its toolset has no clangd, its database is missing).
+pub(super) async fn candidate(
+    inner: &Inner,
+    spec: ContextSpec,
+    toolsets: Option<&[Arc<Toolset>]>,
+) -> Result<Slot, String> {
+    let toolset = toolsets
+        .and_then(|toolsets| toolsets.iter().find(|toolset| toolset.id().as_str() == spec.toolset_id))
+        .ok_or_else(|| format!("its toolset {} was not found", spec.toolset_id))?;
     let Some(clangd) = toolset.tool("clangd") else {
         tracing::info!(context = %spec.id, toolset = %spec.toolset_id, "no clangd session: the toolset has no clangd");
-        return None;
+        return Err(format!("its toolset {} has no clangd", spec.toolset_id));
     };
-    let database = inner.roots.lexical(&spec.compilation_database)?;
+    let missing = || format!("its compilation database {} is missing", spec.compilation_database);
+    let database = inner.roots.lexical(&spec.compilation_database).ok_or_else(missing)?;
     let hashed = database.clone();
     let read = tokio::task::spawn_blocking(move || {
-        std::fs::read(hashed).ok().map(|bytes| (Sha256::digest(&bytes), database_files(&bytes)))
+        std::fs::read(hashed).ok().map(|bytes| (Sha256::digest(&bytes), Database::parse(&bytes).unwrap_or_default()))
     })
     .await
     .ok()
     .flatten();
-    let Some((hash, files)) = read else {
+    let Some((hash, listed)) = read else {
         tracing::info!(context = %spec.id, "no clangd session: the compilation database is missing");
-        return None;
+        return Err(missing());
     };
     let session_spec = SessionSpec {
         context_id: spec.id.clone(),
         clangd: clangd.path.clone(),
         environment: toolset.environment().cloned(),
-        database_dir: database.parent()?.to_path_buf(),
+        database_dir: database.parent().ok_or_else(missing)?.to_path_buf(),
         project: inner.roots.project().to_path_buf(),
     };
     let state = watch::channel(SlotState { generation: 0, phase: Phase::Idle }).0;
-    Some(Slot {
+    Ok(Slot {
         spec,
         session_spec,
         database_hash: hash.into(),
-        database_files: Arc::new(files),
+        database: Arc::new(listed),
         state,
         task: Mutex::new(None),
     })
 }
 
-/// The files a compilation database lists, absolute and lexically normalized; empty when it is
-/// not a database.
-fn database_files(bytes: &[u8]) -> HashSet<PathBuf> {
-    #[derive(serde::Deserialize)]
-    struct Entry {
-        directory: PathBuf,
-        file: PathBuf,
+/// Brings the sessions in line with the latest contexts (and re-hashes databases when one was
+/// touched or changed on disk). Cheap when nothing changed.
+pub(super) async fn sync(inner: &Arc<Inner>) {
+    let mut reconciled = inner.reconciled.lock().await;
+    let fresh = inner.source.lock().as_mut().and_then(|read| read());
+    let changed_on_disk = databases_changed(inner, fresh.as_deref().unwrap_or(&reconciled));
+    let dirty = inner.dirty.swap(false, Ordering::SeqCst) || changed_on_disk;
+    let Some(specs) = fresh.or_else(|| dirty.then(|| reconciled.clone())) else { return };
+    {
+        let mut standing = inner.standing.lock();
+        let Standing { withdrawn, withdrawn_by, .. } = &mut *standing;
+        for gone in reconciled.iter().filter(|old| !specs.iter().any(|spec| spec.id == old.id)) {
+            withdrawn.retain(|w| w.id != gone.id);
+            withdrawn.push(Withdrawn { id: gone.id.clone(), by: withdrawn_by.get(&gone.id).cloned() });
+        }
+        withdrawn.retain(|w| !specs.iter().any(|spec| spec.id == w.id));
+        withdrawn_by.retain(|id, _| !specs.iter().any(|spec| spec.id == *id));
     }
-    let entries: Vec<Entry> = serde_json::from_slice(bytes).unwrap_or_default();
-    entries.into_iter().map(|entry| lexically_normal(&entry.directory.join(entry.file))).collect()
+    *reconciled = specs.clone();
+    let toolsets = if specs.is_empty() { None } else { inner.toolchain.toolsets().await.ok() };
+    let current = inner.slots.read().clone();
+    let mut next: Vec<Arc<Slot>> = Vec::new();
+    let mut unusable = Vec::new();
+    for spec in specs {
+        let id = spec.id.clone();
+        let candidate = match candidate(inner, spec, toolsets.as_deref()).await {
+            Ok(candidate) => candidate,
+            Err(reason) => {
+                unusable.push(Unusable { id, reason });
+                continue;
+            }
+        };
+        match current.iter().find(|slot| slot.same(&candidate)) {
+            Some(kept) => next.push(kept.clone()),
+            None => {
+                let slot = Arc::new(candidate);
+                slot.restart(0, &inner.processes);
+                next.push(slot);
+            }
+        }
+    }
+    for slot in current.iter() {
+        if !next.iter().any(|kept| Arc::ptr_eq(kept, slot))
+            && let Some(session) = slot.retire()
+        {
+            tracing::info!(context = %slot.spec.id, "stopping clangd: its configuration changed or was withdrawn");
+            inner.retiring.lock().spawn(async move { session.shutdown().await });
+        }
+    }
+    *inner.slots.write() = next.into();
+    inner.standing.lock().unusable = unusable;
 }

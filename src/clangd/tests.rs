@@ -62,22 +62,23 @@ fn slot(id: &str) -> Arc<Slot> {
         project: PathBuf::from("/w/proj"),
     };
     let state = watch::channel(SlotState { generation: 0, phase: Phase::Starting }).0;
-    let database_files = Arc::new(HashSet::new());
-    Arc::new(Slot { spec, session_spec, database_hash: [0; 32], database_files, state, task: Mutex::new(None) })
+    let database = Arc::default();
+    let task = Mutex::new(None);
+    Arc::new(Slot { spec, session_spec, database_hash: [0; 32], database, state, task })
 }
 
 #[test]
 fn selection_defaults_to_all_and_names_unknown_ids() {
     let slots = vec![slot("Debug"), slot("Release")];
     let ids = |selected: Vec<Arc<Slot>>| selected.iter().map(|s| s.spec.id.clone()).collect::<Vec<_>>();
-    assert_eq!(ids(select(&slots, &[]).unwrap()), ["Debug", "Release"]);
-    assert_eq!(ids(select(&slots, &["Release".into(), "Release".into()]).unwrap()), ["Release"]);
-    let err = select(&slots, &["Profile".into()]).err().unwrap();
+    assert_eq!(ids(select(&slots, &[], Unavailable::default).unwrap()), ["Debug", "Release"]);
+    assert_eq!(ids(select(&slots, &["Release".into(), "Release".into()], Unavailable::default).unwrap()), ["Release"]);
+    let err = select(&slots, &["Profile".into()], Unavailable::default).err().unwrap();
     assert_eq!(
         err.to_string(),
         "invalid argument `configurations`: unknown configuration `Profile`; available: Debug, Release"
     );
-    assert!(matches!(select(&[], &[]), Err(Error::NoConfiguration)));
+    assert!(matches!(select(&[], &[], Unavailable::default), Err(Error::NoConfiguration(_))));
 }
 
 #[test]
@@ -97,4 +98,26 @@ fn positions_must_lie_inside_the_file() {
     assert!(err.contains("line 2 has 1 characters"), "{err}");
     assert!(at(4, 0).unwrap_err().to_string().contains("it has 3 lines"));
     assert!(at(0, 0).is_err());
+}
+
+#[test]
+fn the_service_never_imports_render() {
+    // The note text is made in render from the provider's value; the arrow runs one way only.
+    fn sources(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|ext| ext == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    sources(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/clangd"), &mut files);
+    assert!(files.len() > 10, "{files:?}");
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(!text.contains(concat!("crate::", "render")), "{} imports render", file.display());
+    }
 }

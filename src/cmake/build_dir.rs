@@ -1,11 +1,13 @@
 //! Build directories: checks, creation with the File API queries, the cache's project check, the
-//! link-safe clearing for a generator change, and protection while CMake runs in them.
+//! link-safe clearing for a generator change, protection while CMake runs in them, and where a
+//! preset builds.
 
 use std::path::{Path, PathBuf};
 
 use super::cache::Cache;
+use super::preset_files::PresetFiles;
 use super::{CmakeService, PROTECTION_OWNER, file_api};
-use crate::call::{Call, Progress};
+use crate::call::Call;
 use crate::process::Completed;
 use crate::text::error_chain;
 use crate::workspace::WorkspaceService;
@@ -26,6 +28,19 @@ impl CmakeService {
             return Err(format!("build directory `{dir}` exists and is not a directory"));
         }
         Ok(resolved.abs)
+    }
+
+    /// The build directory of a configure, build or test preset named `preset`: its configure
+    /// preset's (inherited) `binaryDir` as the preset files say, when that lies in `project/` or
+    /// `storage/` (a build or test preset of that name first: presets of one name usually share it).
+    pub(super) fn preset_build_dir(&self, preset: &str) -> Option<QualifiedPath> {
+        let files = PresetFiles::read(self.roots().project());
+        let configure = files
+            .configure_preset_of(preset, false)
+            .or_else(|| files.configure_preset_of(preset, true))
+            .unwrap_or(preset);
+        let dir = files.qualified_binary_dir(configure, self.roots())?;
+        (dir.area() != Area::Root).then_some(dir)
     }
 
     /// Creates the build directory (and its parents) and the File API queries.
@@ -55,7 +70,7 @@ impl CmakeService {
     pub(super) async fn clear_build_dir(&self, dir: &QualifiedPath, call: &Call) -> Result<(), String> {
         let workspace = self.workspace.clone();
         let target = dir.clone();
-        let quiet = Call::new(Progress::disabled(), call.cancel.clone(), None);
+        let quiet = call.quiet();
         let removed = tokio::task::spawn_blocking(move || workspace.delete_path(&target, true, &quiet))
             .await
             .map_err(|err| format!("clearing `{dir}` failed: {err}"))?;

@@ -45,6 +45,9 @@ pub struct PlainConfigure<'a> {
     /// `sanitizers=`: compile and link flags appended to the operator's `CMAKE_<LANG>_FLAGS` and
     /// `CMAKE_<KIND>_LINKER_FLAGS` defines.
     pub sanitizer_flags: Option<&'a str>,
+    /// MSVC behind a caching launcher: `CMAKE_MSVC_DEBUG_INFORMATION_FORMAT=Embedded` (with policy
+    /// CMP0141 set to NEW so the variable applies), unless a define sets it.
+    pub embed_debug_information: bool,
 }
 
 /// The compile and link flags of `sanitizers` for a compiler (`msvc`: cl or clang-cl syntax), or why
@@ -149,6 +152,12 @@ pub fn configure_plain(c: &PlainConfigure<'_>) -> Result<Vec<OsString>, CommandE
             }
         }
     }
+    if c.embed_debug_information && defined("CMAKE_MSVC_DEBUG_INFORMATION_FORMAT").is_none() {
+        res.push(define("CMAKE_MSVC_DEBUG_INFORMATION_FORMAT", "Embedded"));
+        if defined("CMAKE_POLICY_DEFAULT_CMP0141").is_none() {
+            res.push(define("CMAKE_POLICY_DEFAULT_CMP0141", "NEW"));
+        }
+    }
     if let Some(flags) = c.sanitizer_flags {
         for variable in [
             "CMAKE_C_FLAGS",
@@ -167,9 +176,15 @@ pub fn configure_plain(c: &PlainConfigure<'_>) -> Result<Vec<OsString>, CommandE
     Ok(res)
 }
 
-/// `cmake --preset <preset>`: CMake resolves the preset's directories, generator and environment.
-pub fn configure_preset(preset: &str) -> Vec<OsString> {
-    vec![arg("--preset"), arg(preset)]
+/// `cmake --preset <preset> [-DCMAKE_EXPORT_COMPILE_COMMANDS=ON]`: CMake resolves the preset's
+/// directories, generator and environment; the define (after the preset, which it overrides) is
+/// left out for a preset that sets the variable itself.
+pub fn configure_preset(preset: &str, export_compile_commands: bool) -> Vec<OsString> {
+    let mut res = vec![arg("--preset"), arg(preset)];
+    if export_compile_commands {
+        res.push(arg("-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"));
+    }
+    res
 }
 
 /// `cmake --list-presets=all`.
@@ -211,7 +226,7 @@ pub fn build(
     res
 }
 
-/// `ctest --test-dir <dir> --no-tests=error|--preset <p> --output-junit <file> --output-on-failure
+/// `ctest --test-dir <dir>|--preset <p> --no-tests=error --output-junit <file> --output-on-failure
 /// [--build-config C] [--tests-regex ^(…)$] [--parallel N]`.
 pub fn test(
     target: Target<'_>,
@@ -221,10 +236,11 @@ pub fn test(
     parallel: Option<u32>,
 ) -> Vec<OsString> {
     let mut res = match target {
-        Target::Directory(dir) => vec![arg("--test-dir"), arg(dir), arg("--no-tests=error")],
+        Target::Directory(dir) => vec![arg("--test-dir"), arg(dir)],
         Target::Preset(preset) => vec![arg("--preset"), arg(preset)],
     };
-    res.extend([arg("--output-junit"), arg(junit), arg("--output-on-failure")]);
+    // A test preset's own `noTestsAction` gives way: finding no tests is a failure either way.
+    res.extend([arg("--no-tests=error"), arg("--output-junit"), arg(junit), arg("--output-on-failure")]);
     if let Some(configuration) = configuration {
         res.extend([arg("--build-config"), arg(configuration)]);
     }
@@ -318,6 +334,7 @@ mod tests {
             toolchain_file: None,
             launcher: None,
             sanitizer_flags: None,
+            embed_debug_information: false,
             make_program: Some(&p.ninja),
         }
     }
@@ -371,6 +388,25 @@ mod tests {
     }
 
     #[test]
+    fn msvc_behind_a_cache_embeds_debug_information() {
+        let p = paths();
+        let launcher = PathBuf::from("/usr/bin/sccache");
+        let c = PlainConfigure { launcher: Some(&launcher), embed_debug_information: true, ..plain(&p, &[]) };
+        check(
+            configure_plain(&c).unwrap(),
+            expect![[
+                r#"[-S] [/w/proj] [-B] [/w/.proj.forgemcp/build/cmake-Debug] [-G] [Ninja] [-DCMAKE_BUILD_TYPE=Debug] [-DCMAKE_EXPORT_COMPILE_COMMANDS=ON] [-DCMAKE_MAKE_PROGRAM=/usr/bin/ninja] [-DCMAKE_C_COMPILER_LAUNCHER=/usr/bin/sccache] [-DCMAKE_CXX_COMPILER_LAUNCHER=/usr/bin/sccache] [-DCMAKE_MSVC_DEBUG_INFORMATION_FORMAT=Embedded] [-DCMAKE_POLICY_DEFAULT_CMP0141=NEW]"#
+            ]],
+        );
+        let own = defines(&[("CMAKE_MSVC_DEBUG_INFORMATION_FORMAT", "ProgramDatabase")]);
+        let c = PlainConfigure { embed_debug_information: true, ..plain(&p, &own) };
+        let args = configure_plain(&c).unwrap();
+        assert!(
+            !args.iter().any(|a| a.to_string_lossy().contains("Embedded") || a.to_string_lossy().contains("CMP0141"))
+        );
+    }
+
+    #[test]
     fn refused_plain_settings() {
         let p = paths();
         let reserved = defines(&[("CMAKE_HOME_DIRECTORY:INTERNAL", "/elsewhere")]);
@@ -392,7 +428,11 @@ mod tests {
 
     #[test]
     fn preset_commands() {
-        check(configure_preset("ninja-debug"), expect![[r#"[--preset] [ninja-debug]"#]]);
+        check(configure_preset("ninja-debug", false), expect![[r#"[--preset] [ninja-debug]"#]]);
+        check(
+            configure_preset("ninja-debug", true),
+            expect![[r#"[--preset] [ninja-debug] [-DCMAKE_EXPORT_COMPILE_COMMANDS=ON]"#]],
+        );
         check(list_presets(), expect![[r#"[--list-presets=all]"#]]);
         check(
             build(Target::Preset("build-ninja-debug"), None, &[], None),
@@ -401,9 +441,9 @@ mod tests {
         let junit = Path::new("/w/.proj.forgemcp/tmp/ctest-1/junit.xml");
         check(
             test(Target::Preset("test-ninja-debug"), junit, Some("Debug"), &[], None),
-            expect![[
-                r#"[--preset] [test-ninja-debug] [--output-junit] [/w/.proj.forgemcp/tmp/ctest-1/junit.xml] [--output-on-failure] [--build-config] [Debug]"#
-            ]],
+            expect![
+                "[--preset] [test-ninja-debug] [--no-tests=error] [--output-junit] [/w/.proj.forgemcp/tmp/ctest-1/junit.xml] [--output-on-failure] [--build-config] [Debug]"
+            ],
         );
     }
 

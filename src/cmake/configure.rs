@@ -9,16 +9,19 @@ use parking_lot::Mutex;
 
 use super::contexts::{CompilationContext, Tracker, context_id};
 use super::file_api::{IndexStamp, ObjectReply};
-use super::inputs::{Baseline, GlobBase, Globs};
+use super::globs::{self, Expression, Glob};
+use super::inputs::{Baseline, Globs};
 use super::output::{FirstError, Reporter, Shortener, failure, qualify_reported, with_summary};
+use super::preset_files::{Export, PresetFiles};
 use super::profile::{Execution, Operation, PRESET_FILES};
 use super::{
-    CmakeService, ConfigureOutcome, Error, Mode, Profile, command, file_api, read_cache, required_tool, unusable,
+    CmakeService, ConfigureOutcome, Error, Mode, Profile, Selection, acceleration, command, file_api, read_cache,
+    required_tool, unusable,
 };
 use crate::call::Call;
 use crate::process::{Completed, Timeout};
 use crate::text::error_chain;
-use crate::toolchain::{ToolsetId, tool_command};
+use crate::toolchain::ToolsetId;
 use crate::workspace::path::lexically_normal;
 use crate::workspace::path::{Area, LinkPolicy, QualifiedPath, Roots};
 
@@ -27,15 +30,15 @@ impl CmakeService {
     /// one call runs once).
     pub async fn configure(
         &self,
-        names: Option<&[String]>,
+        selection: &Selection<'_>,
         timeout: Timeout,
         call: &Call,
     ) -> Result<Vec<ConfigureOutcome>, Error> {
         let reporter = Reporter::start(&call.progress, "Preparing CMake configure");
-        let _serialized = self.lock.lock().await;
+        let _serialized = self.lock.acquire("cmake_configure", |waiting| reporter.say("", waiting)).await;
         let mut res = Vec::new();
         let mut done: HashMap<(ToolsetId, String), ConfigureOutcome> = HashMap::new();
-        for (profile, execution) in self.executions(names, Operation::Configure, &reporter, call).await? {
+        for (profile, execution) in self.executions(selection, Operation::Configure, &reporter, call).await? {
             let (profile, execution) = match (profile, execution) {
                 (Ok(profile), Ok(execution)) => (profile, execution),
                 (profile, execution) => {
@@ -61,6 +64,13 @@ impl CmakeService {
                 }
             };
             res.push(outcome);
+        }
+        // Once per configure: the project's sources no configuration compiles.
+        if let Some(first) = res.iter_mut().find(|o| o.error.is_none())
+            && let Some(sentence) =
+                self.orphans().project_orphans().as_deref().and_then(super::orphans::orphans_sentence)
+        {
+            first.note = Some(first.note.take().map_or(sentence.clone(), |note| format!("{note}\n{sentence}")));
         }
         Ok(res)
     }
@@ -155,6 +165,7 @@ impl CmakeService {
             make_program: make_program.as_deref(),
             launcher: launcher.as_deref(),
             sanitizer_flags: sanitizer_flags.as_deref(),
+            embed_debug_information: acceleration::embeds_debug_information(profile, msvc),
         })
         .map_err(|err| err.to_string())?;
         self.create_build_dir(dir, &build)?;
@@ -186,6 +197,15 @@ impl CmakeService {
         let dir = profile.build_directory().cloned().or_else(|| self.learned.lock().get(&key).cloned());
         let mut out =
             ConfigureOutcome::failed(profile.name.clone(), Some(preset.to_owned()), dir.clone(), String::new());
+        // Presets get a compilation database like plain profiles, unless one turns it off.
+        let export = PresetFiles::read(self.roots().project()).export_compile_commands(preset);
+        if export == Export::Off {
+            out.note = Some(format!(
+                "configure preset `{preset}` sets CMAKE_EXPORT_COMPILE_COMMANDS to OFF, so CMake writes no \
+                 compile_commands.json and clangd gets no configuration from it"
+            ));
+        }
+        let export = export == Export::Unset;
         let result = async {
             let cmake = required_tool(profile, "cmake", None)?;
             // The build directory is only known when the operator named it; CMake resolves the rest.
@@ -198,7 +218,7 @@ impl CmakeService {
                 }
                 None => None,
             };
-            let args = command::configure_preset(preset);
+            let args = command::configure_preset(preset, export);
             let completed =
                 self.run_configure(profile, &cmake.path, args, dir.as_ref(), timeout, reporter, &label, call).await?;
             out.process_id = Some(completed.0.id);
@@ -231,7 +251,7 @@ impl CmakeService {
                 // The first configure could not answer queries it did not know about; a second run
                 // of the preset (fast: the cache exists) writes the reply.
                 before = file_api::latest_index(&build);
-                let args = command::configure_preset(preset);
+                let args = command::configure_preset(preset, export);
                 let again =
                     self.run_configure(profile, &cmake.path, args, Some(&dir), timeout, reporter, &label, call).await?;
                 out.process_id = Some(again.0.id);
@@ -291,8 +311,8 @@ impl CmakeService {
         reporter.say(label, "Starting configure");
         let (written_to, key) = (self.written_to.clone(), label.to_owned());
         written_to.lock().remove(&key);
-        let spec = tool_command(&profile.toolset, cmake, self.roots().project()).args(args).timeout(timeout).on_line(
-            Arc::new(move |_stream, line| {
+        let spec = self.profile_command(profile, cmake, call).await.args(args).timeout(timeout).on_line(Arc::new(
+            move |_stream, line| {
                 errors.lock().configure_line(line);
                 if let Some(dir) = line.strip_prefix("-- Build files have been written to: ") {
                     written_to.lock().insert(key.clone(), PathBuf::from(dir.trim_end()));
@@ -300,8 +320,8 @@ impl CmakeService {
                 if let Some(status) = command::configure_status(line) {
                     progress.say(&label_owned, &short.shorten(status));
                 }
-            }),
-        );
+            },
+        ));
         let completed = self.run_protected(spec, dir, call).await.map_err(|err| error_chain(&err))?;
         let summary = first_error.lock().summary().map(|summary| shortener.shorten(&summary));
         let reason = failure("cmake", &completed, Some(timeout)).map(|reason| with_summary(reason, summary));
@@ -391,34 +411,36 @@ pub(super) fn baseline(roots: &Roots, files: &file_api::CmakeFiles, presets: boo
             }
         }
     }
-    let globs = match &files.globs {
-        // Without glob information, only inputs that can list a directory make entries matter:
-        // CMake itself reconfigures on a new file only through a glob.
-        None if !inputs.keys().any(|path| lists_directories(roots, path)) => Globs::Known(Vec::new()),
-        None => Globs::Unknown,
-        Some(globs) => Globs::Known(
-            globs
-                .iter()
-                .filter_map(|glob| {
-                    let dir = qualify(roots, &file_api::glob_base(&glob.expression))?;
-                    Some(GlobBase { dir, recurse: glob.recurse })
-                })
-                .collect(),
-        ),
-    };
+    let globs = glob_list(roots, files).map_or(Globs::Unknown, Globs::Known);
     Baseline { inputs, globs }
 }
 
-/// Whether a tracked CMake input mentions `file(GLOB…)` or `aux_source_directory` (read now; a
-/// missing input does not, an unreadable one counts as one that does).
-fn lists_directories(roots: &Roots, path: &QualifiedPath) -> bool {
-    let Some(abs) = roots.lexical(path) else { return true };
-    if !abs.exists() {
-        return false;
+/// Every glob of a configuration: the reply's `globsDependent`, CMake's `VerifyGlobs.cmake` in the
+/// build tree, and those the CMake files of project/ and storage/ run (read now). `None` when one
+/// of those files exists but cannot be read.
+fn glob_list(roots: &Roots, files: &file_api::CmakeFiles) -> Option<Vec<Glob>> {
+    let slashed = |path: &Path| path.to_string_lossy().replace('\\', "/");
+    let source = slashed(&files.source);
+    let mut expressions: Vec<Expression> = (files.globs.iter().flatten())
+        .map(|glob| Expression { text: slashed(&glob.expression), recurse: glob.recurse })
+        .collect();
+    let verify = files.build.join("CMakeFiles").join("VerifyGlobs.cmake");
+    let scripts = files.inputs.iter().filter(|input| !input.is_generated && is_cmake_script(&input.path));
+    let managed = scripts.filter_map(|input| roots.lexical(&qualify(roots, &input.path)?));
+    for path in std::iter::once(verify).chain(managed) {
+        match std::fs::read_to_string(&path) {
+            Ok(text) => expressions.extend(globs::scan(&text, &slashed(&path), &source)),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => return None,
+        }
     }
-    let Ok(text) = std::fs::read_to_string(abs) else { return true };
-    let text = text.to_ascii_lowercase();
-    text.contains("glob") || text.contains("aux_source_directory")
+    Some(expressions.iter().filter_map(|expression| Glob::new(roots, expression)).collect())
+}
+
+/// Whether a CMake input is a script that can run commands (`CMakeLists.txt`, `*.cmake`).
+fn is_cmake_script(path: &Path) -> bool {
+    let name = path.file_name().map(|name| name.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    name == "cmakelists.txt" || name.ends_with(".cmake")
 }
 
 /// The qualified form of an absolute path CMake reported, when it lies in a managed root.

@@ -20,7 +20,7 @@ use parking_lot::Mutex;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use tokio::sync::watch;
 
-use super::inputs::{self, Baseline, Digest};
+use super::inputs::{self, Baseline, Cause, Digest};
 use crate::toolchain::ToolsetId;
 use crate::workspace::observer::{Mutation, MutationObserver};
 use crate::workspace::path::{QualifiedPath, Roots};
@@ -49,6 +49,15 @@ pub fn context_id(profile: &str, preset: Option<&str>) -> String {
     res
 }
 
+/// The configurations one mutation withdrew, and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Withdrawal {
+    pub ids: Vec<String>,
+    /// When no tracked input changed: the directory whose glob the mutation may change (the new
+    /// or removed entry reaches the compilation database only through a configure).
+    pub glob_dir: Option<QualifiedPath>,
+}
+
 /// The published contexts, sorted by id.
 pub type Contexts = Arc<[CompilationContext]>;
 
@@ -63,8 +72,8 @@ struct State {
     entries: BTreeMap<String, Entry>,
     /// Every build directory CMake was run in during this lifetime (exempt from the glob rule).
     build_dirs: BTreeSet<QualifiedPath>,
-    /// The paths of the last mutation that withdrew contexts, with the ids it withdrew (until asked).
-    withdrawn_by: HashMap<QualifiedPath, Vec<String>>,
+    /// The paths of the last mutation that withdrew contexts, with what it withdrew (until asked).
+    withdrawn_by: HashMap<QualifiedPath, Withdrawal>,
 }
 
 /// Owns the context set and checks workspace mutations against the recorded inputs.
@@ -118,9 +127,9 @@ impl Tracker {
         }
     }
 
-    /// The context ids the last withdrawing mutation of `path` withdrew, once (clangd names them in
-    /// the write or edit result).
-    pub fn take_withdrawn_by(&self, path: &QualifiedPath) -> Vec<String> {
+    /// What the last withdrawing mutation of `path` withdrew, once (clangd names it in the write or
+    /// edit result).
+    pub fn take_withdrawn_by(&self, path: &QualifiedPath) -> Withdrawal {
         self.state.lock().withdrawn_by.remove(path).unwrap_or_default()
     }
 
@@ -155,16 +164,22 @@ impl MutationObserver for Tracker {
         let mut current =
             |path: &QualifiedPath| *hashes.entry(path.clone()).or_insert_with(|| Tracker::hash_now(&self.roots, path));
         let mut withdrawn = Vec::new();
+        let mut glob_dir = None;
+        let mut input_changed = false;
         for entry in state.entries.values_mut().filter(|entry| entry.active) {
-            if inputs::invalidates(&entry.baseline, change, &build_dirs, &mut current) {
-                entry.active = false;
-                withdrawn.push(entry.context.id.clone());
+            match inputs::invalidates(&entry.baseline, change, &build_dirs, &mut current) {
+                None => continue,
+                Some(Cause::Input) => input_changed = true,
+                Some(Cause::Glob { dir }) => glob_dir = glob_dir.or(Some(dir)),
             }
+            entry.active = false;
+            withdrawn.push(entry.context.id.clone());
         }
         if !withdrawn.is_empty() {
-            tracing::info!(?withdrawn, ?change.kind, "compilation contexts withdrawn: their CMake inputs changed");
+            tracing::info!(?withdrawn, ?change.kind, ?glob_dir, "compilation contexts withdrawn by a CMake input or glob");
+            let withdrawal = Withdrawal { ids: withdrawn, glob_dir: glob_dir.filter(|_| !input_changed) };
             state.withdrawn_by =
-                change.before.iter().chain(&change.after).map(|a| (a.path.clone(), withdrawn.clone())).collect();
+                change.before.iter().chain(&change.after).map(|a| (a.path.clone(), withdrawal.clone())).collect();
             self.publish(&state);
         }
     }

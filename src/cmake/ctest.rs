@@ -7,7 +7,12 @@
 //! `SKIP_REGULAR_EXPRESSION_MATCHED`) → skipped; any other `notrun` (`Unable to find executable`,
 //! `Fixture dependency failed`) → not_run, because CTest counts those as failures.
 //!
+//! A failed case's output printed by a test framework is condensed by `frameworks` (passing cases'
+//! lines go first) and its failing inner cases become `failures`.
+//!
 //! Architecture invariant: pure functions of the report text and of single lines.
+
+use super::frameworks::Failure;
 
 /// Most bytes of a case's captured output kept at the end of a failure message.
 pub const OUTPUT_TAIL_BYTES: usize = 8 * 1024;
@@ -41,6 +46,12 @@ pub struct TestCase {
     /// For failures: CTest's failure text (when any) and the tail of the captured output; for
     /// skipped and not-run cases: the reason.
     pub message: Option<String>,
+    /// The stack of a crashed or hung case (added after the report is read, `crashes.rs`).
+    pub crash: Option<crate::debug::postmortem::Crash>,
+    /// The failing inner cases of a failed GoogleTest, Catch2 or doctest program.
+    pub failures: Vec<Failure>,
+    /// With `repeat_until_fail`: failed after passing earlier runs.
+    pub flaky: Option<super::repeat::Flaky>,
 }
 
 /// The message of a failed case that printed nothing and gave no reason.
@@ -87,20 +98,29 @@ pub fn parse_junit(xml: &str) -> Result<Vec<TestCase>, String> {
         };
         let duration_seconds =
             case.attribute("time").and_then(|t| t.trim().parse::<f64>().ok()).filter(|t| t.is_finite());
+        let failures = match (status, output) {
+            (TestStatus::Failed, Some(output)) => super::frameworks::failures(output).unwrap_or_default(),
+            _ => Vec::new(),
+        };
         res.push(TestCase {
             name: case.attribute("name").unwrap_or_default().to_owned(),
             status,
             duration_seconds,
             message,
+            crash: None,
+            failures,
+            flaky: None,
         });
     }
     Ok(res)
 }
 
-/// The lines of a failed case's output that explain it (failure, error, assertion and sanitizer
-/// lines, plus its head and tail), within [`OUTPUT_TAIL_BYTES`].
+/// The lines of a failed case's output that explain it within [`OUTPUT_TAIL_BYTES`]: a test
+/// framework's failing cases whole with passing cases left out first, else failure, error,
+/// assertion and sanitizer lines, plus its head and tail.
 fn explain(text: &str) -> String {
-    super::sanitizer::explaining_lines(text, 10, 20, OUTPUT_TAIL_BYTES)
+    let lines = |text: &str, budget: usize| super::sanitizer::explaining_lines(text, 10, 20, budget);
+    super::frameworks::condense(text, OUTPUT_TAIL_BYTES, lines).unwrap_or_else(|| lines(text, OUTPUT_TAIL_BYTES))
 }
 
 /// A CTest output line worth a progress message (`Start N: …`, `n/m Test #k: …`, the

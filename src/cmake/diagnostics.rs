@@ -3,12 +3,21 @@
 //! (`file(line,col): error C1234: …`), GNU ld, lld (`error: undefined symbol:` with its
 //! `>>> referenced by` location) and link.exe (`LNK2019`).
 //!
+//! A message printed more than once is one diagnostic with a count: the same position, severity,
+//! code and message (a header's warning in every translation unit that includes it), or the same
+//! position, severity and code with another message (a template's error, printed once per
+//! instantiation with the template arguments in the message, which keeps the first message).
+//!
 //! Architecture invariant: pure and line-by-line (`Parser::line` is called from the transcript
-//! callback, so it must stay cheap); paths stay as the tool printed them until `Diagnostic::path` is
-//! qualified by the caller; the build edge that printed a line names its target candidate.
+//! callback, so it must stay cheap: one hash lookup per diagnostic); paths stay as the tool printed
+//! them until `Diagnostic::path` is qualified by the caller; the build edges that printed a
+//! diagnostic name its target candidates.
+
+use crate::workspace::path::lexically_normal;
+use std::collections::HashMap;
 
 /// How serious a diagnostic is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
     Error,
     Warning,
@@ -25,7 +34,7 @@ impl Severity {
     }
 }
 
-/// One compiler or linker message.
+/// One compiler or linker message, with how often the transcript printed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
     /// As printed (absolute, or relative to the build directory); the caller qualifies it.
@@ -36,25 +45,83 @@ pub struct Diagnostic {
     pub message: String,
     /// `-Wflag`, `C2065`, `LNK2019`.
     pub code: Option<String>,
-    /// The build edge whose output carried it (`CMakeFiles/<t>.dir/…` or the linked file), if any.
-    pub edge: Option<String>,
+    /// The build edges whose output carried it (`CMakeFiles/<t>.dir/…` or the linked file), each
+    /// once, in order; empty when no edge was named.
+    pub edges: Vec<String>,
+    /// How many times the transcript printed it (at least 1).
+    pub count: u32,
+    /// How many different messages it was printed with (more than 1 for a template's error).
+    pub messages: u32,
 }
 
-/// Most diagnostics one build keeps (the transcript has the rest).
+/// Most diagnostics one build keeps, each counted once however often it was printed (the
+/// transcript has the rest).
 pub const MAX_DIAGNOSTICS: usize = 500;
+
+/// What makes two printed diagnostics the same one: position, severity, code and message.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Key {
+    position: Position,
+    message: String,
+}
+
+/// Position, severity and code: a template's error at one position differs only in its message.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Position {
+    path: Option<String>,
+    line: Option<u32>,
+    column: Option<u32>,
+    severity: Severity,
+    code: Option<String>,
+}
+
+impl Diagnostic {
+    fn position(&self) -> Position {
+        Position {
+            path: self.path.clone(),
+            line: self.line,
+            column: self.column,
+            severity: self.severity,
+            code: self.code.clone(),
+        }
+    }
+
+    fn key(&self) -> Key {
+        Key { position: self.position(), message: self.message.clone() }
+    }
+
+    /// Counts `other`, the same diagnostic printed again.
+    fn absorb(&mut self, other: Diagnostic, new_message: bool) {
+        self.count += other.count;
+        self.messages += u32::from(new_message);
+        for edge in other.edges {
+            if !self.edges.contains(&edge) {
+                self.edges.push(edge);
+            }
+        }
+    }
+}
 
 /// Collects diagnostics from the lines of one build transcript.
 #[derive(Debug, Default, Clone)]
 pub struct Parser {
+    /// Each diagnostic once, in the order of its first printing.
     pub diagnostics: Vec<Diagnostic>,
-    /// Diagnostics past [`MAX_DIAGNOSTICS`].
+    /// Printings of diagnostics past [`MAX_DIAGNOSTICS`].
     pub dropped: usize,
+    /// Where each diagnostic (by [`Key`]) is in `diagnostics`.
+    known: HashMap<Key, usize>,
+    /// Where the diagnostic with a column at each [`Position`] is: a template's repeated error.
+    positions: HashMap<Position, usize>,
     /// `In file included from` locations waiting for the diagnostic they lead to.
     includes: Vec<(String, u32)>,
     /// The output or description of the current build edge.
     edge: Option<String>,
     /// lld's last `undefined symbol` error, waiting for its `>>> referenced by` location.
     lld_pending: Option<usize>,
+    /// The last diagnostic other than a note repeated an earlier one: its notes (include chain,
+    /// "declared here", "in instantiation of") are those of the first printing, not kept again.
+    repeating: bool,
 }
 
 impl Parser {
@@ -67,6 +134,7 @@ impl Parser {
             self.edge = Some(edge.to_owned());
             self.includes.clear();
             self.lld_pending = None;
+            self.repeating = false;
             return;
         }
         if let Some(rest) = line.trim_start().strip_prefix(">>> referenced by ") {
@@ -83,11 +151,11 @@ impl Parser {
     }
 
     fn push(&mut self, mut diagnostic: Diagnostic) {
-        diagnostic.edge = self.edge.clone();
+        diagnostic.edges = self.edge.iter().cloned().collect();
+        diagnostic.path = diagnostic.path.map(normal);
         let includes = std::mem::take(&mut self.includes);
-        self.lld_pending = (diagnostic.path.is_none() && diagnostic.message.starts_with("undefined symbol"))
-            .then_some(self.diagnostics.len());
-        let edge = diagnostic.edge.clone();
+        let lld_pending = diagnostic.path.is_none() && diagnostic.message.starts_with("undefined symbol");
+        let edges = diagnostic.edges.clone();
         let notes = includes.into_iter().map(|(path, line)| Diagnostic {
             path: Some(path),
             line: Some(line),
@@ -95,28 +163,83 @@ impl Parser {
             severity: Severity::Note,
             message: "in file included from here".to_owned(),
             code: None,
-            edge: edge.clone(),
+            edges: edges.clone(),
+            count: 1,
+            messages: 1,
         });
-        for item in std::iter::once(diagnostic).chain(notes) {
-            if self.diagnostics.len() < MAX_DIAGNOSTICS {
-                self.diagnostics.push(item);
-            } else {
-                self.dropped += 1;
+        let is_note = diagnostic.severity == Severity::Note;
+        if is_note && self.repeating {
+            return;
+        }
+        let (kept, dropped) = (self.diagnostics.len(), self.dropped);
+        let first = self.add(diagnostic);
+        let repeat = self.diagnostics.len() == kept && self.dropped == dropped;
+        if !is_note {
+            self.repeating = repeat;
+        }
+        self.lld_pending = first.filter(|_| lld_pending);
+        if !repeat || is_note {
+            for note in notes {
+                self.add(note);
             }
         }
+    }
+
+    /// Counts `diagnostic` in the one it repeats, or keeps it as a new one; returns its index.
+    fn add(&mut self, diagnostic: Diagnostic) -> Option<usize> {
+        let key = diagnostic.key();
+        if let Some(&idx) = self.known.get(&key) {
+            self.diagnostics[idx].absorb(diagnostic, false);
+            return Some(idx);
+        }
+        let position = key.position.clone();
+        if position.column.is_some()
+            && let Some(&idx) = self.positions.get(&position)
+        {
+            self.diagnostics[idx].absorb(diagnostic, true);
+            self.known.insert(key, idx);
+            return Some(idx);
+        }
+        if self.diagnostics.len() == MAX_DIAGNOSTICS {
+            self.dropped += diagnostic.count as usize;
+            return None;
+        }
+        let idx = self.diagnostics.len();
+        self.known.insert(key, idx);
+        if position.column.is_some() {
+            self.positions.insert(position, idx);
+        }
+        self.diagnostics.push(diagnostic);
+        Some(idx)
     }
 
     /// `>>> referenced by link_error.cpp:6 (/p/negative/link_error.cpp:6)`.
     fn referenced_by(&mut self, rest: &str) {
         let Some(idx) = self.lld_pending.take() else { return };
         let location = rest.rsplit_once('(').and_then(|(_, tail)| tail.strip_suffix(')')).unwrap_or(rest);
-        if let Some((path, line)) = location.rsplit_once(':')
-            && let Ok(line) = line.parse::<u32>()
-            && let Some(diagnostic) = self.diagnostics.get_mut(idx)
-        {
-            diagnostic.path = Some(path.to_owned());
-            diagnostic.line = Some(line);
+        let Some((path, line)) = location.rsplit_once(':') else { return };
+        let Ok(line) = line.parse::<u32>() else { return };
+        // Only the diagnostic just added moves to its location: an earlier one with the same
+        // message, already counted there, keeps its own.
+        if idx + 1 != self.diagnostics.len() || self.diagnostics[idx].count != 1 {
+            return;
         }
+        let mut diagnostic = self.diagnostics.pop().expect("the pending diagnostic");
+        self.known.remove(&diagnostic.key());
+        diagnostic.path = Some(path.to_owned());
+        diagnostic.line = Some(line);
+        self.add(diagnostic);
+    }
+}
+
+/// `path` without `.` and `..` segments when it has any (`/p/tests/../include/a.hpp` is
+/// `/p/include/a.hpp`), so one file printed both ways is one diagnostic.
+fn normal(path: String) -> String {
+    let dotted = path.split(['/', '\\']).any(|segment| segment == "." || segment == "..");
+    if dotted && std::path::Path::new(&path).is_absolute() {
+        lexically_normal(std::path::Path::new(&path)).to_string_lossy().into_owned()
+    } else {
+        path
     }
 }
 
@@ -165,7 +288,17 @@ fn diagnostic(
     message: &str,
 ) -> Diagnostic {
     let (message, code) = split_flag(message.trim());
-    Diagnostic { path: path.map(str::to_owned), line, column, severity, message: message.to_owned(), code, edge: None }
+    Diagnostic {
+        path: path.map(str::to_owned),
+        line,
+        column,
+        severity,
+        message: message.to_owned(),
+        code,
+        edges: Vec::new(),
+        count: 1,
+        messages: 1,
+    }
 }
 
 /// `message [-Wflag]` → (`message`, `-Wflag`); also `[-Werror=flag]`.
@@ -195,8 +328,8 @@ fn parse_gnu(line: &str) -> Option<Diagnostic> {
             (Some(path), Some(Ok(line_no)), Ok(column)) => (path, line_no, Some(column)),
             (_, _, Ok(line_no)) => (location.rsplit_once(':')?.0, line_no, None),
             _ => {
-                // `clang: error: …`, `collect2: error: …`, `ld.lld: error: …`: a tool, not a file.
-                if location.contains(['/', '\\', ' ']) {
+                // `clang: error: …`, `cc1plus: fatal error: …`, `ld.lld: error: …`: a tool, not a file.
+                if location.contains(' ') {
                     return None;
                 }
                 return tool_message(location, severity, message);
@@ -210,19 +343,23 @@ fn parse_gnu(line: &str) -> Option<Diagnostic> {
     None
 }
 
-/// A message a driver or linker prints under its own name.
+/// Build tools whose own errors the build result summarises apart from the diagnostics.
+const BUILD_TOOLS: [&str; 6] = ["ninja", "make", "gmake", "cmake", "ctest", "msbuild"];
+
+/// A message a program prints under its own name, without a position: a compiler driver, its
+/// back end (`cc1plus: fatal error: x.cpp: No such file or directory` for a missing source), a
+/// linker or the link-time optimizer. The build tools' own errors are not diagnostics.
 fn tool_message(tool: &str, severity: Severity, message: &str) -> Option<Diagnostic> {
     // The drivers' closing lines only repeat that the linker failed.
     if message.starts_with("ld returned") || message.starts_with("linker command failed") {
         return None;
     }
-    if tool.ends_with("ld") || tool.ends_with("lld") || tool.contains("ld.") || tool.ends_with("link") {
-        return Some(diagnostic(None, None, None, severity, message));
+    let name = tool.rsplit(['/', '\\']).next().unwrap_or(tool);
+    let name = name.strip_suffix(".exe").unwrap_or(name).to_ascii_lowercase();
+    if name.is_empty() || BUILD_TOOLS.contains(&name.as_str()) {
+        return None;
     }
-    if tool.ends_with("cc") || tool.ends_with("++") || tool.starts_with("clang") || tool == "collect2" {
-        return Some(diagnostic(None, None, None, severity, message));
-    }
-    None
+    Some(diagnostic(None, None, None, severity, message))
 }
 
 /// MSVC: `path(line,col): error C2065: message`, `path(line): warning C4996: …`, and link.exe's
@@ -308,7 +445,7 @@ mod tests {
         }
         let mut res = String::new();
         for d in &parser.diagnostics {
-            let _ = writeln!(
+            let _ = write!(
                 res,
                 "{} {}:{}:{} [{}] {} <{}>",
                 d.severity.as_str(),
@@ -317,8 +454,12 @@ mod tests {
                 d.column.map_or("-".to_owned(), |c| c.to_string()),
                 d.code.as_deref().unwrap_or("-"),
                 d.message,
-                d.edge.as_deref().unwrap_or("-"),
+                if d.edges.is_empty() { "-".to_owned() } else { d.edges.join(", ") },
             );
+            if (d.count, d.messages) != (1, 1) {
+                let _ = write!(res, " x{} ({} messages)", d.count, d.messages);
+            }
+            res.push('\n');
         }
         expected.assert_eq(&res);
     }
@@ -400,6 +541,38 @@ ld: symbol(s) not found for architecture arm64
                 error -:-:- [-] cannot find -lnosuch: No such file or directory <app>
                 error /p/negative/link_error.cpp:6:- [-] undefined symbol: fixture_undefined_function(int) <app>
                 error -:-:- [-] symbol(s) not found for architecture arm64 <app>
+            "#]],
+        );
+    }
+
+    #[test]
+    fn repeats_are_counted_once_with_their_edges() {
+        check(
+            "[1/3] Building CXX object CMakeFiles/lib.dir/src/a.cpp.o
+In file included from /p/src/a.cpp:1:
+/p/include/h.hpp:3:9: warning: unused variable 'x' [-Wunused-variable]
+[2/3] Building CXX object CMakeFiles/check.dir/tests/b.cpp.o
+In file included from /p/tests/b.cpp:2:
+/p/include/h.hpp:3:9: warning: unused variable 'x' [-Wunused-variable]
+FAILED: CMakeFiles/lib.dir/src/t.cpp.o
+/p/include/t.hpp: In instantiation of ‘int box<T>::size() const [with T = int]’:
+/p/src/t.cpp:2:62:   required from here
+/p/include/t.hpp:4:37: error: request for member ‘size_of_it’ in ‘box<int>::value’, which is of non-class type ‘const int’
+/p/include/t.hpp: In instantiation of ‘int box<T>::size() const [with T = long int]’:
+/p/src/t.cpp:2:73:   required from here
+/p/include/t.hpp:4:37: error: request for member ‘size_of_it’ in ‘box<long int>::value’, which is of non-class type ‘const long int’
+/p/include/t.hpp:4:37: error: request for member ‘size_of_it’ in ‘box<int>::value’, which is of non-class type ‘const int’
+FAILED: CMakeFiles/lib.dir/src/moved.cpp.o
+cc1plus: fatal error: /p/src/moved.cpp: No such file or directory
+compilation terminated.
+ninja: error: loading 'build.ninja': No such file or directory
+make: error: something
+",
+            expect![[r#"
+                warning /p/include/h.hpp:3:9 [-Wunused-variable] unused variable 'x' <CMakeFiles/lib.dir/src/a.cpp.o, CMakeFiles/check.dir/tests/b.cpp.o> x2 (1 messages)
+                note /p/src/a.cpp:1:- [-] in file included from here <CMakeFiles/lib.dir/src/a.cpp.o>
+                error /p/include/t.hpp:4:37 [-] request for member ‘size_of_it’ in ‘box<int>::value’, which is of non-class type ‘const int’ <CMakeFiles/lib.dir/src/t.cpp.o> x3 (2 messages)
+                error -:-:- [-] /p/src/moved.cpp: No such file or directory <CMakeFiles/lib.dir/src/moved.cpp.o>
             "#]],
         );
     }

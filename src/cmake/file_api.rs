@@ -286,22 +286,6 @@ pub fn parse_cmake_files(text: &str) -> Result<CmakeFiles, String> {
     Ok(CmakeFiles { source, build: PathBuf::from(raw.paths.build), inputs, globs })
 }
 
-/// The literal directory a glob expression starts from: its components up to the first one with a
-/// wildcard (`*`, `?`, `[`). No glob syntax is interpreted beyond that.
-pub fn glob_base(expression: &Path) -> PathBuf {
-    let mut res = PathBuf::new();
-    let components: Vec<_> = expression.components().collect();
-    for (idx, component) in components.iter().enumerate() {
-        let text = component.as_os_str().to_string_lossy();
-        let is_last = idx + 1 == components.len();
-        if text.contains(['*', '?', '[']) || is_last {
-            break;
-        }
-        res.push(component);
-    }
-    res
-}
-
 #[cfg(test)]
 mod tests {
     use expect_test::expect;
@@ -420,15 +404,6 @@ mod tests {
         let future = r#"{"kind": "cmakeFiles", "version": {"major": 2, "minor": 0}, "paths": {"source": "/p", "build": "/b"}, "inputs": []}"#;
         expect![[r#"the cmakeFiles reply has the unsupported version 2.0"#]]
             .assert_eq(&parse_cmake_files(future).unwrap_err());
-    }
-
-    #[test]
-    fn glob_bases() {
-        let base = |expr: &str| glob_base(Path::new(expr)).display().to_string();
-        assert_eq!(base("/p/src/*.cpp"), "/p/src");
-        assert_eq!(base("/p/src/*/x/*.cpp"), "/p/src");
-        assert_eq!(base("/p/src/file[0-9].cpp"), "/p/src");
-        assert_eq!(base("/p/src/exact.cpp"), "/p/src");
     }
 
     #[test]

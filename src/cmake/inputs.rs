@@ -1,14 +1,14 @@
 //! Input baselines and invalidation decisions: which workspace mutation makes a configuration's
-//! recorded inputs outdated.
+//! recorded inputs outdated, and why.
 //!
 //! A baseline holds the SHA-256 of every configuration input inside project/ or storage/ (external
-//! inputs are not tracked) and what is known about `CONFIGURE_DEPENDS` globs. A mutation
-//! invalidates it when a tracked input's content now differs from the recorded hash (a real change:
-//! an identical rewrite keeps it), or when the mutation is structural (a file or directory appeared,
-//! moved or disappeared) where a glob could see it: below a glob's literal base directory, or — for
-//! replies that do not describe their globs (`cmakeFiles` 1.0) — below the directory of any tracked
-//! input. Structural changes inside build directories are ignored by the glob rule: they are CMake's
-//! own output, not sources.
+//! inputs are not tracked) and the globs its CMake files run (`globs.rs`). A mutation invalidates
+//! it when a tracked input's content now differs from the recorded hash (a real change: an
+//! identical rewrite keeps it), or when the mutation is structural (a file or directory appeared,
+//! moved or disappeared) where a glob can list it; when a CMake input could not be read, its globs
+//! are unknown and any structural change below the directory of a tracked input counts.
+//! Structural changes inside build directories are ignored by the glob rule: they are CMake's own
+//! output, not sources.
 //!
 //! Architecture invariant: pure decisions; the caller supplies the current hash of a path.
 
@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use sha2::{Digest as _, Sha256};
 
+use super::globs::Glob;
 use crate::workspace::observer::{Mutation, MutationKind};
 use crate::workspace::path::QualifiedPath;
 
@@ -29,17 +30,20 @@ pub fn sha256(bytes: &[u8]) -> Digest {
 /// What a structural change is checked against.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Globs {
-    /// The reply lists the globs: the literal base directory of each, and whether it recurses.
-    Known(Vec<GlobBase>),
-    /// The reply does not say (`cmakeFiles` 1.0): any structural change below a directory that holds
-    /// a tracked input counts.
+    /// Every glob the configuration's CMake files run.
+    Known(Vec<Glob>),
+    /// A CMake input could not be read: any structural change below a directory that holds a
+    /// tracked input counts.
     Unknown,
 }
 
+/// Why a mutation withdrew a configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GlobBase {
-    pub dir: QualifiedPath,
-    pub recurse: bool,
+pub enum Cause {
+    /// The content of a tracked input changed (or it appeared or disappeared).
+    Input,
+    /// An entry appeared or disappeared where a glob lists the directory `dir`.
+    Glob { dir: QualifiedPath },
 }
 
 /// The recorded inputs of one configuration.
@@ -64,29 +68,31 @@ pub fn touched(change: &Mutation) -> BTreeSet<&QualifiedPath> {
     change.before.iter().chain(&change.after).map(|affected| &affected.path).collect()
 }
 
-/// Whether `change` makes `baseline` outdated. `current` returns the hash of a tracked input as it
-/// is now (`None` when it does not exist or cannot be read); it is only asked about tracked inputs
-/// the change touched. `build_dirs` are exempt from the glob rule.
+/// Why `change` makes `baseline` outdated, if it does. `current` returns the hash of a tracked
+/// input as it is now (`None` when it does not exist or cannot be read); it is only asked about
+/// tracked inputs the change touched. `build_dirs` are exempt from the glob rule.
 pub fn invalidates(
     baseline: &Baseline,
     change: &Mutation,
     build_dirs: &[QualifiedPath],
     current: &mut dyn FnMut(&QualifiedPath) -> Option<Digest>,
-) -> bool {
+) -> Option<Cause> {
     let touched = touched(change);
     for path in &touched {
         if let Some(recorded) = baseline.inputs.get(*path)
             && current(path) != *recorded
         {
-            return true;
+            return Some(Cause::Input);
         }
     }
     if !is_structural(&change.kind) {
-        return false;
+        return None;
     }
-    let candidates = touched.into_iter().filter(|path| !build_dirs.iter().any(|dir| path.starts_with(dir)));
+    let mut candidates = touched.into_iter().filter(|path| !build_dirs.iter().any(|dir| path.starts_with(dir)));
     match &baseline.globs {
-        Globs::Known(globs) => candidates.into_iter().any(|path| globs.iter().any(|glob| glob_sees(glob, path))),
+        Globs::Known(globs) => candidates.find_map(|path| {
+            globs.iter().find(|glob| glob.sees(path)).map(|glob| Cause::Glob { dir: glob.base.clone() })
+        }),
         Globs::Unknown => {
             let dirs: BTreeSet<QualifiedPath> = baseline
                 .inputs
@@ -94,17 +100,11 @@ pub fn invalidates(
                 .filter_map(QualifiedPath::parent)
                 .filter(|dir| !build_dirs.iter().any(|build| dir.starts_with(build)))
                 .collect();
-            candidates.into_iter().any(|path| dirs.iter().any(|dir| path.starts_with(dir)))
+            candidates.find_map(|path| {
+                dirs.iter().find(|dir| path.starts_with(dir)).map(|dir| Cause::Glob { dir: dir.clone() })
+            })
         }
     }
-}
-
-/// Whether an entry appearing or disappearing at `path` can change what `glob` lists.
-fn glob_sees(glob: &GlobBase, path: &QualifiedPath) -> bool {
-    if glob.recurse {
-        return path.starts_with(&glob.dir);
-    }
-    *path == glob.dir || path.parent().as_ref() == Some(&glob.dir)
 }
 
 #[cfg(test)]
@@ -142,7 +142,7 @@ mod tests {
         let build_dirs = [q("storage/build/cmake-Debug"), q("project/build/ninja-debug")];
         let mut current =
             |path: &QualifiedPath| disk.iter().find(|(p, _)| q(p) == *path).map(|(_, content)| sha256(content));
-        invalidates(baseline, change, &build_dirs, &mut current)
+        invalidates(baseline, change, &build_dirs, &mut current).is_some()
     }
 
     #[test]
@@ -190,23 +190,26 @@ mod tests {
     }
 
     #[test]
-    fn known_globs_see_structural_changes_below_their_base() {
-        let globs = Globs::Known(vec![
-            GlobBase { dir: q("project/src"), recurse: true },
-            GlobBase { dir: q("project/include/fixture"), recurse: false },
-        ]);
-        let b = baseline(globs);
+    fn known_globs_see_structural_changes_they_can_list() {
+        let roots = crate::workspace::path::Roots::new("/w/proj".into(), "/w/storage".into());
+        let glob = |text: &str, recurse| {
+            super::super::globs::Glob::new(&roots, &super::super::globs::Expression { text: text.to_owned(), recurse })
+                .unwrap()
+        };
+        let b = baseline(Globs::Known(vec![glob("/w/proj/src/*.cpp", true), glob("/w/proj/include/fixture/*", false)]));
         let created = |path: &str| change(MutationKind::Created, &[], &[path]);
         assert!(decide(&b, &created("project/src/deep/new.cpp"), &[]));
+        assert!(!decide(&b, &created("project/src/deep/notes.md"), &[]));
         assert!(decide(&b, &created("project/include/fixture/new.hpp"), &[]));
         assert!(!decide(&b, &created("project/include/fixture/deep/new.hpp"), &[]));
         assert!(!decide(&b, &created("project/docs/new.md"), &[]));
         // A rewrite of a file a glob lists is no structural change.
         let written = change(MutationKind::Written, &["project/src/a.cpp"], &["project/src/a.cpp"]);
         assert!(!decide(&b, &written, &[]));
-        // Removing the base directory itself changes the glob's result.
+        // Removing the base directory itself changes the glob's result; the cause names it.
         let deleted = change(MutationKind::Deleted, &["project/include/fixture"], &[]);
-        assert!(decide(&b, &deleted, &[]));
+        let mut none = |_: &QualifiedPath| None;
+        assert_eq!(invalidates(&b, &deleted, &[], &mut none), Some(Cause::Glob { dir: q("project/include/fixture") }));
     }
 
     #[test]

@@ -16,22 +16,37 @@
 //! (configure, or a build that regenerated) and withdrawn when a workspace mutation changes a
 //! recorded input (`contexts.rs`); this module knows nothing about clangd or MCP.
 
+pub mod acceleration;
+mod affected;
 mod build;
 mod build_dir;
 pub mod cache;
+mod cmake_lang;
+pub mod codemodel;
 pub mod command;
 mod configure;
 pub mod contexts;
+mod crashes;
 pub mod ctest;
 pub mod diagnostics;
+mod earlier;
 pub mod file_api;
+pub mod frameworks;
+pub mod globs;
+pub mod impact;
 pub mod inputs;
 pub mod ninja;
 pub mod options;
+pub mod orphans;
 mod output;
+pub mod preset_files;
 pub mod profile;
+pub mod repeat;
 mod run_test;
 pub mod sanitizer;
+mod serial;
+pub mod targets;
+mod test_command;
 mod testing;
 
 use std::collections::HashMap;
@@ -45,9 +60,11 @@ use tokio::sync::watch;
 pub use contexts::{CompilationContext, Contexts, context_id};
 pub use ctest::{TestCase, TestStatus};
 pub use diagnostics::Severity;
-pub use options::{CmakeDefine, CmakeOptions, CmakeProfileSpec, PlainProfile, PresetProfile, ProfileKind};
-pub use profile::{Mode, PresetLists, Profile};
+pub use impact::{Reason, Select, TestSelection};
+pub use options::{CmakeDefine, CmakeOptions, CmakeProfileSpec, PlainProfile, PresetProfile, ProfileEnv, ProfileKind};
+pub use profile::{Mode, PresetLists, Presets, Profile};
 pub use run_test::{TestRun, resolve_test_run};
+pub use test_command::TestCommand;
 
 use crate::call::Call;
 use crate::process::{ProcessId, ProcessService, Stream, Timeout};
@@ -59,7 +76,8 @@ use crate::workspace::path::{QualifiedPath, Roots};
 use cache::Cache;
 use contexts::Tracker;
 use output::{Reporter, failure};
-use profile::{Definition, Execution, Operation, PRESET_FILES};
+use preset_files::PresetFiles;
+use profile::{Definition, DefinitionKind, Execution, Operation, PRESET_FILES};
 
 /// Who protects build directories while CMake runs in them (named in workspace refusals).
 pub const PROTECTION_OWNER: &str = "CMake";
@@ -83,7 +101,28 @@ pub enum Error {
     Profile { profile: String, reason: String },
     #[error("invalid argument `{argument}`: {reason}")]
     Argument { argument: &'static str, reason: String },
+    #[error("no selected preset profile has the {kind} preset{plural} {names}; {available}")]
+    UnknownPresets { kind: &'static str, plural: &'static str, names: String, available: String },
+    #[error("no test is named {names}; {existing}")]
+    UnknownTests { names: String, existing: String },
+    /// The project is not a CMake project (`has` names the build files it has, in parentheses).
+    #[error("the project has no CMakeLists.txt{has}, so the CMake tools do not apply to it")]
+    NotCmake { has: String },
 }
+
+/// Build files of other build systems, named when a project has no `CMakeLists.txt`.
+const OTHER_BUILD_FILES: [&str; 10] = [
+    "Makefile",
+    "GNUmakefile",
+    "makefile",
+    "meson.build",
+    "configure.ac",
+    "configure",
+    "Makefile.am",
+    "SConstruct",
+    "BUILD.bazel",
+    "xmake.lua",
+];
 
 /// One configure execution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,14 +149,18 @@ pub struct BuildOutcome {
     pub total_steps: Option<u64>,
     /// The build tool said there was nothing to do.
     pub up_to_date: bool,
-    /// Compiler and linker messages of the transcript, in order (at most
-    /// [`diagnostics::MAX_DIAGNOSTICS`]).
+    /// Compiler and linker messages of the transcript, each once in the order of its first
+    /// printing (at most [`diagnostics::MAX_DIAGNOSTICS`]).
     pub diagnostics: Vec<BuildDiagnostic>,
+    /// The description of each build step that failed (`Linking CXX executable app`).
+    pub failed_steps: Vec<String>,
     pub error: Option<String>,
     pub process_id: Option<ProcessId>,
+    /// What the profile's compiler launcher did in this build (`None` without a launcher).
+    pub acceleration: Option<acceleration::figures::Acceleration>,
 }
 
-/// A compiler or linker message of a build, located.
+/// A compiler or linker message of a build, located, counted once however often it was printed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildDiagnostic {
     /// `None` when the tool named no file (or one that does not exist).
@@ -125,10 +168,27 @@ pub struct BuildDiagnostic {
     pub line: Option<u32>,
     pub column: Option<u32>,
     pub severity: Severity,
+    /// The first message printed at this position.
     pub message: String,
     pub code: Option<String>,
-    /// The CMake target whose build step printed it, when the codemodel knows it.
-    pub target: Option<String>,
+    /// The CMake targets whose build steps printed it, each once, when the codemodel knows them.
+    pub targets: Vec<String>,
+    /// How many times the transcript printed it.
+    pub count: u32,
+    /// How many build steps printed it, and whether all of them compiled a translation unit.
+    pub steps: u32,
+    pub compiled: bool,
+    /// How many different messages it was printed with (a template's error, per instantiation).
+    pub messages: u32,
+}
+
+impl BuildDiagnostic {
+    /// Whether `other` is the same message at the same place (where and how often each was
+    /// printed aside).
+    pub fn is_same(&self, other: &BuildDiagnostic) -> bool {
+        (&self.path, self.line, self.column, self.severity, &self.code, &self.message)
+            == (&other.path, other.line, other.column, other.severity, &other.code, &other.message)
+    }
 }
 
 /// One CTest execution.
@@ -140,6 +200,8 @@ pub struct TestOutcome {
     pub tests: Vec<TestCase>,
     pub error: Option<String>,
     pub process_id: Option<ProcessId>,
+    /// What `select` chose and why (`None` for `all`).
+    pub selection: Option<TestSelection>,
 }
 
 /// One direct test executable run.
@@ -150,6 +212,18 @@ pub struct RunTestOutcome {
     pub cwd: QualifiedPath,
     pub error: Option<String>,
     pub process_id: Option<ProcessId>,
+    /// The stack of a crash or hang (`debug::postmortem`).
+    pub crash: Option<crate::debug::postmortem::Crash>,
+}
+
+/// Which profiles, and which of their presets, an operation runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Selection<'a> {
+    /// Profile names; `None` or empty: every profile.
+    pub profiles: Option<&'a [String]>,
+    /// Presets of the operation's kind; `None`: all. Given, only the preset profiles that have
+    /// some of them run, and only those presets.
+    pub presets: Option<&'a [String]>,
 }
 
 /// Build arguments of `cmake_build`.
@@ -166,6 +240,10 @@ pub struct TestRequest {
     /// Exact test names; empty: every test.
     pub names: Vec<String>,
     pub parallel: Option<u32>,
+    /// Which tests run: all (default), the affected ones or those that failed last time.
+    pub select: Select,
+    /// Run each selected test until it fails, at most this many times (2..=1000).
+    pub repeat_until_fail: Option<u32>,
 }
 
 /// The CMake service.
@@ -175,11 +253,15 @@ pub struct CmakeService {
     toolchain: Arc<ToolchainService>,
     options: CmakeOptions,
     tracker: Arc<Tracker>,
-    lock: tokio::sync::Mutex<()>,
+    lock: serial::Serial,
     /// Build directories CMake reported for configure presets in this lifetime.
     learned: Mutex<HashMap<(ToolsetId, String), QualifiedPath>>,
     /// The "Build files have been written to:" directory of the running configure, by label.
     written_to: Arc<Mutex<HashMap<String, PathBuf>>>,
+    /// Explains crashed and hung tests with their stacks (`crashes.rs`), once set.
+    debugger: std::sync::OnceLock<crate::debug::DebugService>,
+    /// Which files no target compiles (created on first use, on the published contexts).
+    orphans: std::sync::OnceLock<Arc<orphans::Orphans>>,
 }
 
 /// A profile after resolution, or the reason it cannot run (`(profile name, reason)`).
@@ -199,10 +281,23 @@ impl CmakeService {
             toolchain,
             options,
             tracker,
-            lock: tokio::sync::Mutex::new(()),
+            lock: serial::Serial::new(),
             learned: Mutex::new(HashMap::new()),
             written_to: Arc::new(Mutex::new(HashMap::new())),
+            debugger: std::sync::OnceLock::new(),
+            orphans: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Crashed and hung tests get their stacks from `debug`'s post-mortem from now on.
+    pub fn explain_crashes_with(&self, debug: crate::debug::DebugService) {
+        let _ = self.debugger.set(debug);
+    }
+
+    /// The path notes to register with the workspace (`WorkspaceService::add_path_notes`): files
+    /// no target compiles, and the targets of moved or deleted sources.
+    pub fn orphans(&self) -> Arc<orphans::Orphans> {
+        self.orphans.get_or_init(|| Arc::new(orphans::Orphans::new(self.roots().clone(), self.contexts()))).clone()
     }
 
     /// The input checks to register with the workspace (`WorkspaceService::add_observer`).
@@ -210,8 +305,8 @@ impl CmakeService {
         self.tracker.clone()
     }
 
-    /// The contexts the last withdrawing mutation of `path` withdrew, once.
-    pub fn take_withdrawn_by(&self, path: &crate::workspace::path::QualifiedPath) -> Vec<String> {
+    /// What the last withdrawing mutation of `path` withdrew, and why, once.
+    pub fn take_withdrawn_by(&self, path: &QualifiedPath) -> contexts::Withdrawal {
         self.tracker.take_withdrawn_by(path)
     }
 
@@ -236,8 +331,20 @@ impl CmakeService {
         Definition::automatic(&self.options.toolset, has_preset_file)
     }
 
+    /// Refuses a project without a top-level `CMakeLists.txt`, naming the build files it has.
+    fn check_cmake_project(&self) -> Result<(), Error> {
+        let project = self.roots().project();
+        if project.join("CMakeLists.txt").is_file() {
+            return Ok(());
+        }
+        let found: Vec<&str> = OTHER_BUILD_FILES.into_iter().filter(|name| project.join(name).is_file()).collect();
+        let has = if found.is_empty() { String::new() } else { format!(" (it has {})", found.join(", ")) };
+        Err(Error::NotCmake { has })
+    }
+
     /// Resolves the profiles named in `names` (all for `None` or an empty list), in profile order.
     async fn select(&self, names: Option<&[String]>, call: &Call) -> Result<Vec<Selected>, Error> {
+        self.check_cmake_project()?;
         let chosen = choose(self.definitions(), names)?;
         let mut listings: HashMap<ToolsetId, PresetLists> = HashMap::new();
         let mut res = Vec::with_capacity(chosen.len());
@@ -254,7 +361,14 @@ impl CmakeService {
                 listings.insert(toolset.id().clone(), listed);
             }
             let listed = definition.uses_presets().then(|| listings.get(toolset.id())).flatten();
-            res.push(definition.resolve(toolset, listed).map_err(|reason| (definition.name.clone(), reason)));
+            let mut resolved = definition.resolve(toolset, listed);
+            // The automatic profile leaves out presets whose condition is false on this host.
+            if let (Ok(Profile { mode: Mode::Presets(presets), .. }), DefinitionKind::AllPresets) =
+                (&mut resolved, &definition.kind)
+            {
+                presets.leave_out(PresetFiles::read(self.roots().project()).left_out(&presets.lists));
+            }
+            res.push(resolved.map_err(|reason| (definition.name.clone(), reason)));
         }
         Ok(res)
     }
@@ -296,28 +410,40 @@ impl CmakeService {
         Ok(res)
     }
 
-    /// Selects profiles and expands them into executions of `operation`; unusable profiles and
-    /// executions come back as errors in place.
+    /// Selects profiles and expands them into executions of `operation` (only the chosen presets
+    /// of preset profiles when `selection.presets` is given); unusable profiles and executions come
+    /// back as errors in place.
     async fn executions(
         &self,
-        names: Option<&[String]>,
+        selection: &Selection<'_>,
         operation: Operation,
         reporter: &Reporter,
         call: &Call,
     ) -> Result<Vec<(Selected, Result<Execution, String>)>, Error> {
+        let selected = self.select(selection.profiles, call).await?;
+        if let Some(wanted) = selection.presets {
+            check_presets(&selected, wanted, operation)?;
+        }
         let mut res = Vec::new();
-        for selected in self.select(names, call).await? {
+        for selected in selected {
             match &selected {
                 Err((name, reason)) => {
                     reporter.say(name, reason);
                     let reason = reason.clone();
                     res.push((selected, Err(reason)));
                 }
-                Ok(profile) => match profile.executions(operation) {
-                    Ok(executions) => {
-                        res.extend(executions.into_iter().map(|execution| (Ok(profile.clone()), Ok(execution))));
+                Ok(profile) => match (profile.executions(operation), selection.presets) {
+                    (Ok(executions), wanted) => {
+                        let chosen = executions.into_iter().filter(|execution| match (execution, wanted) {
+                            (_, None) => true,
+                            (Execution::Preset(preset), Some(wanted)) => wanted.contains(preset),
+                            (Execution::Directory(_), Some(_)) => false,
+                        });
+                        res.extend(chosen.map(|execution| (Ok(profile.clone()), Ok(execution))));
                     }
-                    Err(reason) => {
+                    // With chosen presets, a profile without such presets is not one of them.
+                    (Err(_), Some(_)) => {}
+                    (Err(reason), None) => {
                         reporter.say(&profile.name, &reason);
                         res.push((selected.clone(), Err(reason)));
                     }
@@ -326,6 +452,50 @@ impl CmakeService {
         }
         Ok(res)
     }
+}
+
+/// Refuses preset names that no selected preset profile has for `operation`, saying which it has
+/// and which the automatic profile left out.
+fn check_presets(selected: &[Selected], wanted: &[String], operation: Operation) -> Result<(), Error> {
+    let presets: Vec<&profile::Presets> = selected
+        .iter()
+        .filter_map(|profile| match &profile.as_ref().ok()?.mode {
+            Mode::Presets(presets) => Some(presets),
+            Mode::Plain(_) => None,
+        })
+        .collect();
+    let has = |name: &String| presets.iter().any(|p| p.lists.of(operation).contains(name));
+    let unknown: Vec<&String> = wanted.iter().filter(|name| !has(name)).collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let kind = operation.noun();
+    let mut available: Vec<&str> = presets.iter().flat_map(|p| p.lists.of(operation)).map(String::as_str).collect();
+    available.dedup();
+    let left_out: Vec<&str> = unknown
+        .iter()
+        .filter(|name| presets.iter().any(|p| p.left_out.of(operation).contains(name)))
+        .map(|name| name.as_str())
+        .collect();
+    let mut said = if available.is_empty() {
+        format!("the selected profiles have no {kind} presets")
+    } else {
+        format!("they have {}", available.join(", "))
+    };
+    if !left_out.is_empty() {
+        said.push_str(&format!(
+            " ({} left out: {} condition is false on this host)",
+            left_out.join(", "),
+            if left_out.len() == 1 { "its" } else { "their" }
+        ));
+    }
+    let names: Vec<String> = unknown.iter().map(|name| format!("`{name}`")).collect();
+    Err(Error::UnknownPresets {
+        kind,
+        plural: if unknown.len() == 1 { "" } else { "s" },
+        names: names.join(", "),
+        available: said,
+    })
 }
 
 /// The definitions named in `names` (all for `None` or `[]`), in definition order.

@@ -40,6 +40,8 @@ pub struct CmakeProfileSpec {
     /// `configuration=` (for example `Debug`).
     pub configuration: Option<String>,
     pub kind: ProfileKind,
+    /// `env=NAME=VALUE` in command-line order; `NAME` is unique and non-empty, without `=`.
+    pub env: Vec<ProfileEnv>,
 }
 
 impl CmakeProfileSpec {
@@ -115,6 +117,29 @@ pub struct PresetProfile {
     pub test_presets: Vec<String>,
 }
 
+/// One `env=NAME=VALUE`: a variable of this profile's configure, build and test runs only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileEnv {
+    pub name: String,
+    pub value: String,
+}
+
+/// Parts of variable names whose values are not shown (compared in upper case).
+const SECRET_PARTS: [&str; 4] = ["TOKEN", "KEY", "SECRET", "PASSWORD"];
+
+impl ProfileEnv {
+    /// Whether the name looks secret (`*TOKEN*`, `*KEY*`, `*SECRET*`, `*PASSWORD*`, any case).
+    pub fn is_secret(&self) -> bool {
+        let upper = self.name.to_ascii_uppercase();
+        SECRET_PARTS.iter().any(|part| upper.contains(part))
+    }
+
+    /// `NAME=VALUE` for settings shown to people; a secret-looking name shows `NAME=(set)`.
+    pub fn shown(&self) -> String {
+        if self.is_secret() { format!("{}=(set)", self.name) } else { format!("{}={}", self.name, self.value) }
+    }
+}
+
 /// One `define=VAR=value` (a `-DVAR=value` cache entry; `VAR` may carry a `:TYPE`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CmakeDefine {
@@ -127,7 +152,13 @@ mod tests {
     use super::*;
 
     fn spec(kind: ProfileKind) -> CmakeProfileSpec {
-        CmakeProfileSpec { name: "p".to_owned(), toolset: DEFAULT_CMAKE_TOOLSET.to_owned(), configuration: None, kind }
+        CmakeProfileSpec {
+            name: "p".to_owned(),
+            toolset: DEFAULT_CMAKE_TOOLSET.to_owned(),
+            configuration: None,
+            kind,
+            env: Vec::new(),
+        }
     }
 
     fn qp(text: &str) -> QualifiedPath {
@@ -147,5 +178,26 @@ mod tests {
         assert_eq!(spec(ProfileKind::Presets(presets(None))).build_directory(), None);
         let given = Some(qp("project/out"));
         assert_eq!(spec(ProfileKind::Presets(presets(given))).build_directory(), Some(&qp("project/out")));
+    }
+
+    #[test]
+    fn secret_looking_values_are_shown_as_set() {
+        let env = |name: &str| ProfileEnv { name: name.to_owned(), value: "v".to_owned() };
+        let shown: Vec<String> =
+            ["DISTCC_HOSTS", "CCACHE_REMOTE_STORAGE", "api_token", "SSH_KEY_FILE", "MySecret", "DB_PASSWORD"]
+                .into_iter()
+                .map(|name| env(name).shown())
+                .collect();
+        assert_eq!(
+            shown,
+            [
+                "DISTCC_HOSTS=v",
+                "CCACHE_REMOTE_STORAGE=v",
+                "api_token=(set)",
+                "SSH_KEY_FILE=(set)",
+                "MySecret=(set)",
+                "DB_PASSWORD=(set)"
+            ]
+        );
     }
 }

@@ -1,9 +1,9 @@
 //! What CMake, CTest and test output tell a result: failure reasons, the first errors of a
 //! transcript, qualified paths in place of host paths, and progress messages.
 
+use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::diagnostics::{Parser, Severity};
@@ -11,106 +11,9 @@ use super::{SUMMARY_CHARS, ninja};
 use crate::call::Progress;
 use crate::process::{Completed, Status, Timeout};
 use crate::workspace::path::lexically_normal;
-use crate::workspace::path::{Area, QualifiedPath, Roots};
+use crate::workspace::path::{QualifiedPath, Roots};
 
-/// Rewrites absolute paths in a line of tool output to qualified paths: inside the managed roots
-/// `project/…`/`storage/…`, elsewhere `root/…`, with `.` and `..` resolved lexically
-/// (`/home/u/proj/tests/../a.cpp` → `project/a.cpp`), so every path a text shows is valid input.
-#[derive(Debug, Clone)]
-pub(super) struct Shortener {
-    roots: Roots,
-    /// `(absolute root, area prefix)`, storage first, for platforms whose paths do not start with `/`.
-    prefixes: Vec<(String, &'static str)>,
-}
-
-/// Characters after which a `/` starts a path, and characters that end one.
-const PATH_OPENERS: &str = "\"'`([=,<";
-const PATH_ENDS: &str = "\"'`)],;:<>";
-
-impl Shortener {
-    pub(super) fn new(roots: &Roots) -> Shortener {
-        let root = |path: &Path, area: Area| (path.to_string_lossy().trim_end_matches('/').to_owned(), area.prefix());
-        Shortener {
-            roots: roots.clone(),
-            prefixes: vec![root(roots.storage(), Area::Storage), root(roots.project(), Area::Project)],
-        }
-    }
-
-    pub(super) fn shorten(&self, text: &str) -> String {
-        if cfg!(windows) {
-            return self.shorten_roots(text);
-        }
-        let mut out = String::with_capacity(text.len());
-        let mut prev: Option<char> = None;
-        let mut idx = 0;
-        while let Some(c) = text[idx..].chars().next() {
-            if c == '/' && prev.is_none_or(|p| p.is_whitespace() || PATH_OPENERS.contains(p)) {
-                let end = text[idx..]
-                    .find(|c: char| c.is_whitespace() || PATH_ENDS.contains(c))
-                    .map_or(text.len(), |e| idx + e);
-                let mut token = &text[idx..end];
-                // A sentence's full stop is not part of the path.
-                let trailing =
-                    token.len() > 2 && token.ends_with('.') && !token.ends_with("..") && !token.ends_with("/.");
-                if trailing {
-                    token = &token[..token.len() - 1];
-                }
-                if let Some(qualified) = self.qualify_token(token) {
-                    out.push_str(&qualified);
-                    idx += token.len();
-                    prev = qualified.chars().last();
-                    continue;
-                }
-            }
-            out.push(c);
-            prev = Some(c);
-            idx += c.len_utf8();
-        }
-        out
-    }
-
-    fn qualify_token(&self, token: &str) -> Option<String> {
-        let second = token[1..].chars().next()?;
-        if !(second.is_alphanumeric() || matches!(second, '.' | '_')) {
-            return None;
-        }
-        let abs = lexically_normal(Path::new(token));
-        if let Some(managed) = self.roots.qualify(&abs) {
-            return Some(managed.to_string());
-        }
-        let text = abs.to_string_lossy();
-        QualifiedPath::parse(&format!("root/{}", text.trim_start_matches('/'))).ok().map(|q| q.to_string())
-    }
-
-    /// The managed roots only, by string search (paths that do not start with `/`).
-    fn shorten_roots(&self, text: &str) -> String {
-        let mut res = text.to_owned();
-        for (root, prefix) in &self.prefixes {
-            if root.is_empty() || !res.contains(root.as_str()) {
-                continue;
-            }
-            let mut out = String::with_capacity(res.len());
-            let mut rest = res.as_str();
-            while let Some(idx) = rest.find(root.as_str()) {
-                let after = &rest[idx + root.len()..];
-                let boundary =
-                    after.chars().next().is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | '+')));
-                out.push_str(&rest[..idx]);
-                if boundary {
-                    out.push_str(prefix);
-                    out.push('/');
-                    rest = after.strip_prefix('/').unwrap_or(after);
-                } else {
-                    out.push_str(root);
-                    rest = after;
-                }
-            }
-            out.push_str(rest);
-            res = out;
-        }
-        res
-    }
-}
+pub(super) use crate::process::Shortener;
 
 /// The qualified form of a path a tool printed: relative to `base` unless absolute, resolved
 /// lexically, `project/…`/`storage/…` inside the roots and `root/…` elsewhere; `None` when nothing is
@@ -145,29 +48,7 @@ pub(super) fn failure(what: &str, completed: &Completed, timeout: Option<Timeout
     }
 }
 
-/// The name of a POSIX signal number (Linux numbering for the ones that differ).
-pub(super) fn signal_name(signal: i32) -> &'static str {
-    match signal {
-        1 => "SIGHUP",
-        2 => "SIGINT",
-        3 => "SIGQUIT",
-        4 => "SIGILL",
-        5 => "SIGTRAP",
-        6 => "SIGABRT",
-        7 if cfg!(target_os = "linux") => "SIGBUS",
-        8 => "SIGFPE",
-        9 => "SIGKILL",
-        10 if cfg!(target_os = "linux") => "SIGUSR1",
-        10 => "SIGBUS",
-        11 => "SIGSEGV",
-        12 if cfg!(target_os = "linux") => "SIGUSR2",
-        13 => "SIGPIPE",
-        14 => "SIGALRM",
-        15 => "SIGTERM",
-        24 if cfg!(target_os = "linux") => "SIGXCPU",
-        _ => "an unnamed signal",
-    }
-}
+pub(super) use crate::process::signal_name;
 
 pub(super) fn describe_timeout(timeout: Timeout) -> String {
     let secs = |d: Duration| format!("{} s", d.as_secs_f64());
@@ -248,12 +129,18 @@ impl FirstError {
     }
 }
 
-/// What a build's output showed: the last step count, the first failed edge, the build tool's own
-/// error, a regeneration's first `CMake Error`, and the compiler and linker diagnostics.
+/// What a build's output showed: the last step count, the failed steps, the first failed edge,
+/// the build tool's own error, a regeneration's first `CMake Error`, and the compiler and linker
+/// diagnostics.
 #[derive(Debug, Clone, Default)]
 pub(super) struct BuildWatch {
     pub(super) steps: Option<(u64, u64)>,
     pub(super) no_work: bool,
+    /// The description of each failed step (`Linking CXX executable app`): ninja prints a step's
+    /// `[n/m] <description>` when it ends, right before its `FAILED:` line.
+    pub(super) failed_steps: Vec<String>,
+    /// The description of the last `[n/m]` line.
+    last_step: Option<String>,
     failed: Option<String>,
     tool_error: Option<String>,
     cmake_error: FirstError,
@@ -261,10 +148,24 @@ pub(super) struct BuildWatch {
 }
 
 impl BuildWatch {
+    /// For a build of the source tree `source`, whose regeneration names its files relative to it.
+    pub(super) fn in_source(source: &Path) -> BuildWatch {
+        BuildWatch { cmake_error: FirstError::in_source(source), ..BuildWatch::default() }
+    }
+
     pub(super) fn line(&mut self, line: &str) {
         match ninja::classify(line) {
-            Some(ninja::BuildLine::Step { completed, total }) => self.steps = Some((completed, total)),
-            Some(ninja::BuildLine::Failed) if self.failed.is_none() => self.failed = Some(line.trim().to_owned()),
+            Some(ninja::BuildLine::Step { completed, total }) => {
+                self.steps = Some((completed, total));
+                self.last_step = line.split_once("] ").map(|(_, description)| description.trim().to_owned());
+            }
+            Some(ninja::BuildLine::Failed) => {
+                let edge = line.trim().strip_prefix("FAILED: ").unwrap_or_default().trim();
+                self.failed_steps.push(self.last_step.take().unwrap_or_else(|| edge.to_owned()));
+                if self.failed.is_none() {
+                    self.failed = Some(line.trim().to_owned());
+                }
+            }
             Some(ninja::BuildLine::Ninja) => {
                 if line.starts_with("ninja: error:") && self.tool_error.is_none() {
                     self.tool_error = Some(line.trim().to_owned());
@@ -305,22 +206,72 @@ impl BuildWatch {
 }
 
 /// Progress for one CMake call: `(0, <start>)`, then one step per message, prefixed with the
-/// execution's label, through the call's throttle.
+/// execution's label, through the call's throttle. A build's `[n/m]` steps are reported as `n` of
+/// `m` (after what came before: a run of steps starts at the value reached so far), so the total
+/// is known and never exceeded; other messages during a run of steps stay below its next step.
 #[derive(Clone)]
 pub(super) struct Reporter {
     progress: Progress,
-    count: Arc<AtomicU64>,
+    state: Arc<Mutex<ReporterState>>,
+}
+
+#[derive(Default)]
+struct ReporterState {
+    /// The last value reported.
+    value: f64,
+    /// The running build's steps: `(offset, total, last completed)`.
+    steps: Option<(f64, u64, u64)>,
+}
+
+impl ReporterState {
+    /// The value and total of the next message; `step` is a build's `[n/m]`.
+    fn next(&mut self, step: Option<(u64, u64)>) -> (f64, Option<f64>) {
+        if let Some((completed, total)) = step {
+            let run = self.steps.filter(|&(_, m, last)| m == total && completed >= last);
+            let offset = run.map_or(self.value, |(offset, ..)| offset);
+            self.steps = Some((offset, total, completed));
+            self.value = self.value.max(offset + completed as f64);
+            return (self.value, Some(offset + total as f64));
+        }
+        match self.steps {
+            // Between steps: halfway to the next one.
+            Some((offset, total, last)) if last < total => {
+                self.value = (self.value + offset + (last + 1) as f64) / 2.0;
+                (self.value, Some(offset + total as f64))
+            }
+            _ => {
+                self.steps = None;
+                self.value = self.value.floor() + 1.0;
+                (self.value, None)
+            }
+        }
+    }
 }
 
 impl Reporter {
     pub(super) fn start(progress: &Progress, message: &str) -> Reporter {
         progress.report(0.0, None, message);
-        Reporter { progress: progress.clone(), count: Arc::new(AtomicU64::new(0)) }
+        Reporter { progress: progress.clone(), state: Arc::new(Mutex::new(ReporterState::default())) }
     }
 
     pub(super) fn say(&self, label: &str, message: &str) {
-        let n = self.count.fetch_add(1, Ordering::Relaxed) + 1;
-        self.progress.report_with(n as f64, None, || {
+        self.report(label, message, None);
+    }
+
+    /// Reports a build output line (a `[n/m]` step carries its counts).
+    pub(super) fn build_line(&self, label: &str, message: &str) {
+        let step = match ninja::classify(message) {
+            Some(ninja::BuildLine::Step { completed, total }) if completed <= total && total > 0 => {
+                Some((completed, total))
+            }
+            _ => None,
+        };
+        self.report(label, message, step);
+    }
+
+    fn report(&self, label: &str, message: &str, step: Option<(u64, u64)>) {
+        let (value, total) = self.state.lock().next(step);
+        self.progress.report_with(value, total, || {
             if label.is_empty() { message.to_owned() } else { format!("{label}: {message}") }
         });
     }
@@ -331,6 +282,36 @@ mod tests {
     use super::*;
     use crate::process::ProcessId;
     use std::path::PathBuf;
+
+    #[test]
+    fn build_steps_carry_their_total_and_never_exceed_it() {
+        let mut state = ReporterState::default();
+        let mut sent = vec![state.next(None)];
+        for n in 1..=3 {
+            sent.push(state.next(Some((n, 3))));
+            if n == 2 {
+                sent.push(state.next(None));
+            }
+        }
+        sent.push(state.next(None));
+        // A second build of the same call starts after the first.
+        sent.push(state.next(Some((1, 2))));
+        sent.push(state.next(Some((2, 2))));
+        assert_eq!(
+            sent,
+            [
+                (1.0, None),
+                (2.0, Some(4.0)),
+                (3.0, Some(4.0)),
+                (3.5, Some(4.0)),
+                (4.0, Some(4.0)),
+                (5.0, None),
+                (6.0, Some(7.0)),
+                (7.0, Some(7.0))
+            ]
+        );
+        assert!(sent.windows(2).all(|w| w[0].0 < w[1].0));
+    }
 
     #[test]
     fn first_cmake_error_block() {
@@ -379,6 +360,7 @@ mod tests {
             watch.line(line);
         }
         assert_eq!(watch.steps, Some((2, 3)));
+        assert_eq!(watch.failed_steps, ["Building CXX object a.o"]);
         assert_eq!(
             watch.summary().as_deref(),
             Some("/p/negative/compile_error.cpp:5:12: error: 'undeclared_value' was not declared in this scope")
@@ -386,10 +368,17 @@ mod tests {
         let mut unknown = BuildWatch::default();
         unknown.line("ninja: error: unknown target 'no_such_target'");
         assert_eq!(unknown.summary().as_deref(), Some("ninja: error: unknown target 'no_such_target'"));
-        let mut regenerate = BuildWatch::default();
+        let mut link = BuildWatch::default();
+        for line in ["[41/41] Linking CXX executable app", "FAILED: app", "collect2: error: ld returned 1 exit status"]
+        {
+            link.line(line);
+        }
+        assert_eq!(link.failed_steps, ["Linking CXX executable app"]);
+        // A regeneration names the files of the source tree relative to it.
+        let mut regenerate = BuildWatch::in_source(Path::new("/p"));
         for line in [
             "[0/2] Re-checking globbed directories...",
-            "CMake Error at /p/CMakeLists.txt:24 (target_link_libraries):",
+            "CMake Error at CMakeLists.txt:24 (target_link_libraries):",
             "  Cannot specify link libraries for target \"nope\" which is not built by this project.",
             "",
             "ninja: error: rebuilding 'build.ninja': subcommand failed",

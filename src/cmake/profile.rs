@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use super::options::{CmakeProfileSpec, DEFAULT_GENERATOR, PlainProfile, ProfileKind};
+use super::options::{CmakeProfileSpec, DEFAULT_GENERATOR, PlainProfile, ProfileEnv, ProfileKind};
 use crate::toolchain::Toolset;
 use crate::workspace::path::{Area, QualifiedPath};
 
@@ -81,6 +81,8 @@ pub struct Definition {
     pub toolset: String,
     pub configuration: Option<String>,
     pub kind: DefinitionKind,
+    /// `env=NAME=VALUE`: variables of this profile's configure, build and test runs only.
+    pub env: Vec<ProfileEnv>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +100,30 @@ pub struct Presets {
     /// The presets' actual build directory, when the operator named it.
     pub build_directory: Option<QualifiedPath>,
     pub lists: PresetLists,
+    /// Presets of the files the automatic profile leaves out: their `condition` (or that of the
+    /// configure preset they use) is false on this host.
+    pub left_out: PresetLists,
+}
+
+impl Presets {
+    /// Leaves `left_out` out of the lists and records it.
+    pub fn leave_out(&mut self, left_out: PresetLists) {
+        self.lists.configure.retain(|name| !left_out.configure.contains(name));
+        self.lists.build.retain(|name| !left_out.build.contains(name));
+        self.lists.test.retain(|name| !left_out.test.contains(name));
+        self.left_out = left_out;
+    }
+}
+
+impl PresetLists {
+    /// The list of one operation's presets.
+    pub fn of(&self, operation: Operation) -> &[String] {
+        match operation {
+            Operation::Configure => &self.configure,
+            Operation::Build => &self.build,
+            Operation::Test => &self.test,
+        }
+    }
 }
 
 impl Definition {
@@ -112,6 +138,7 @@ impl Definition {
                     build: presets.build_presets.clone(),
                     test: presets.test_presets.clone(),
                 },
+                left_out: PresetLists::default(),
             }),
         };
         Definition {
@@ -119,6 +146,7 @@ impl Definition {
             toolset: spec.toolset.clone(),
             configuration: spec.configuration.clone(),
             kind,
+            env: spec.env.clone(),
         }
     }
 
@@ -130,6 +158,7 @@ impl Definition {
                 toolset: toolset.to_owned(),
                 configuration: None,
                 kind: DefinitionKind::AllPresets,
+                env: Vec::new(),
             }];
         }
         ["Debug", "Release"]
@@ -142,6 +171,7 @@ impl Definition {
                     default_build_directory(configuration),
                     DEFAULT_GENERATOR,
                 )),
+                env: Vec::new(),
             })
             .collect()
     }
@@ -155,9 +185,11 @@ impl Definition {
     pub fn resolve(&self, toolset: Arc<Toolset>, listed: Option<&PresetLists>) -> Result<Profile, String> {
         let kind = match (&self.kind, listed) {
             (DefinitionKind::Plain(plain), _) => Mode::Plain(plain.clone()),
-            (DefinitionKind::AllPresets, Some(listed)) => {
-                Mode::Presets(Presets { build_directory: None, lists: listed.clone() })
-            }
+            (DefinitionKind::AllPresets, Some(listed)) => Mode::Presets(Presets {
+                build_directory: None,
+                lists: listed.clone(),
+                left_out: PresetLists::default(),
+            }),
             (DefinitionKind::Presets(presets), Some(listed)) => {
                 for (kind, chosen, available) in [
                     ("configure", &presets.lists.configure, &listed.configure),
@@ -182,7 +214,13 @@ impl Definition {
                 return Err("the presets of this profile could not be listed".to_owned());
             }
         };
-        Ok(Profile { name: self.name.clone(), toolset, configuration: self.configuration.clone(), mode: kind })
+        Ok(Profile {
+            name: self.name.clone(),
+            toolset,
+            configuration: self.configuration.clone(),
+            mode: kind,
+            env: self.env.clone(),
+        })
     }
 }
 
@@ -201,6 +239,8 @@ pub struct Profile {
     pub toolset: Arc<Toolset>,
     pub configuration: Option<String>,
     pub mode: Mode,
+    /// `env=NAME=VALUE` of the definition.
+    pub env: Vec<ProfileEnv>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -226,7 +266,7 @@ pub enum Operation {
 }
 
 impl Operation {
-    fn noun(self) -> &'static str {
+    pub fn noun(self) -> &'static str {
         match self {
             Operation::Configure => "configure",
             Operation::Build => "build",
@@ -251,6 +291,36 @@ impl Profile {
         }
     }
 
+    /// A plain profile's defines as `NAME=value` (the `TYPE` kept in the name when given).
+    pub fn defines(&self) -> Vec<String> {
+        match &self.mode {
+            Mode::Plain(plain) => plain.defines.iter().map(|d| format!("{}={}", d.name, d.value)).collect(),
+            Mode::Presets(_) => Vec::new(),
+        }
+    }
+
+    /// Other settings as `key=value`, in `--cmake-profile` spelling: a plain profile's compilers,
+    /// toolchain file, launcher and sanitizers, then every profile's `env=` entries (a secret-looking
+    /// variable's value shown as `(set)`).
+    pub fn options(&self) -> Vec<String> {
+        let env = self.env.iter().map(|env| format!("env={}", env.shown()));
+        let Mode::Plain(plain) = &self.mode else { return env.collect() };
+        let mut res = Vec::new();
+        let tools = [("c-compiler", plain.c_compiler), ("cxx-compiler", plain.cxx_compiler)];
+        res.extend(tools.into_iter().filter_map(|(key, spec)| Some(format!("{key}={}", spec?.name))));
+        if let Some(file) = &plain.toolchain_file {
+            res.push(format!("toolchain-file={file}"));
+        }
+        if let Some(launcher) = plain.compiler_launcher {
+            res.push(format!("compiler-launcher={}", launcher.name));
+        }
+        if !plain.sanitizers.is_empty() {
+            res.push(format!("sanitizers={}", plain.sanitizers.join(",")));
+        }
+        res.extend(env);
+        res
+    }
+
     pub fn presets(&self) -> Option<&PresetLists> {
         match &self.mode {
             Mode::Plain(_) => None,
@@ -265,11 +335,7 @@ impl Profile {
             Mode::Plain(plain) => return Ok(vec![Execution::Directory(plain.build_directory.clone())]),
             Mode::Presets(presets) => presets,
         };
-        let chosen = match operation {
-            Operation::Configure => &presets.lists.configure,
-            Operation::Build => &presets.lists.build,
-            Operation::Test => &presets.lists.test,
-        };
+        let chosen = presets.lists.of(operation);
         if !chosen.is_empty() {
             return Ok(chosen.iter().cloned().map(Execution::Preset).collect());
         }
@@ -385,6 +451,7 @@ Available test presets:
             name: "native".into(),
             toolset: "system".into(),
             configuration: None,
+            env: Vec::new(),
             kind: DefinitionKind::Presets(Presets {
                 build_directory: None,
                 lists: PresetLists {
@@ -392,6 +459,7 @@ Available test presets:
                     build: vec![],
                     test: vec!["t".into()],
                 },
+                left_out: PresetLists::default(),
             }),
         };
         let listed = PresetLists { configure: vec!["a".into()], build: vec![], test: vec!["t".into()] };
@@ -405,9 +473,11 @@ Available test presets:
             name: "native".into(),
             toolset: system(),
             configuration: None,
+            env: Vec::new(),
             mode: Mode::Presets(Presets {
                 build_directory: build_directory.map(|d| QualifiedPath::parse(d).unwrap()),
                 lists,
+                left_out: PresetLists::default(),
             }),
         };
         let only_configure = PresetLists { configure: vec!["a".into(), "b".into()], ..PresetLists::default() };

@@ -111,17 +111,27 @@ impl CmakeService {
     ) -> Result<RunTestOutcome, Error> {
         let run = resolve_test_run(&self.workspace, executable, arguments, cwd)?;
         call.progress.report_with(0.0, Some(1.0), || format!("Starting {}", run.executable));
-        let _serialized = self.lock.lock().await;
+        let _serialized =
+            self.lock.acquire("cmake_run_test", |waiting| call.progress.report(0.5, Some(1.0), waiting)).await;
         let watch = Arc::new(Mutex::new(RunWatch::default()));
-        let (process_id, error) = match self.spawn_test_run(&run, timeout, watch.clone(), call).await {
+        let since = std::time::SystemTime::now();
+        let (process_id, mut error, crash) = match self.spawn_test_run(&run, timeout, watch.clone(), call).await {
             Ok(completed) => {
                 let reason = failure("the test executable", &completed, Some(timeout));
-                (Some(completed.id), reason.map(|reason| self.explain_run(reason, &watch.lock(), &run.cwd_abs)))
+                let error = reason.map(|reason| self.explain_run(reason, &watch.lock(), &run.cwd_abs));
+                let output = watch.lock().tail.iter().cloned().collect::<Vec<_>>().join("\n");
+                let crash = self.run_crash(&run, &completed, timeout, since, output, call).await;
+                (Some(completed.id), error, crash)
             }
-            Err(err) => (None, Some(error_chain(&err))),
+            Err(err) => (None, Some(error_chain(&err)), None),
         };
+        if let (Some(error), Some(crash)) = (&mut error, &crash) {
+            error.push('\n');
+            error.push_str(&crate::debug::postmortem::text(crash, ""));
+        }
         call.progress.report(1.0, Some(1.0), error.as_deref().unwrap_or("Completed successfully"));
-        Ok(RunTestOutcome { executable: run.executable, arguments: run.arguments, cwd: run.cwd, error, process_id })
+        let (executable, arguments, cwd) = (run.executable, run.arguments, run.cwd);
+        Ok(RunTestOutcome { executable, arguments, cwd, error, process_id, crash })
     }
 
     /// Starts the checked executable and waits for it, feeding its output to `watch`.
@@ -134,6 +144,7 @@ impl CmakeService {
     ) -> Result<Completed, crate::process::Error> {
         let spec = crate::process::CommandSpec::checked(run.executable_file.clone(), &run.cwd_abs)
             .args(&run.arguments)
+            .core_dumps()
             .timeout(timeout)
             .on_line(Arc::new(move |_stream, line| {
                 let mut seen = watch.lock();

@@ -2,7 +2,7 @@
 
 use super::error::{ConfigError, compiler_names};
 use crate::cmake::options::{DEFAULT_GENERATOR, SANITIZERS};
-use crate::cmake::{CmakeDefine, CmakeProfileSpec, PlainProfile, PresetProfile, ProfileKind};
+use crate::cmake::{CmakeDefine, CmakeProfileSpec, PlainProfile, PresetProfile, ProfileEnv, ProfileKind};
 use crate::toolchain::spec::{self, ToolSpec};
 use crate::workspace::path::{Area, QualifiedPath, Roots};
 
@@ -18,6 +18,7 @@ pub(super) const PROFILE_KEYS: &[&str] = &[
     "define",
     "compiler-launcher",
     "sanitizers",
+    "env",
     "configure-preset",
     "build-preset",
     "test-preset",
@@ -36,6 +37,7 @@ struct RawProfile {
     defines: Vec<CmakeDefine>,
     compiler_launcher: Option<&'static ToolSpec>,
     sanitizers: Option<Vec<String>>,
+    env: Vec<ProfileEnv>,
     configure_presets: Vec<String>,
     build_presets: Vec<String>,
     test_presets: Vec<String>,
@@ -167,6 +169,21 @@ fn cmake_profile(
                     return Err(repeated());
                 }
             }
+            "env" => {
+                let Some((var, var_value)) = value.split_once('=') else {
+                    return Err(bad_value("is not env=NAME=VALUE".to_owned()));
+                };
+                if var.is_empty() {
+                    return Err(bad_value("has an empty variable name".to_owned()));
+                }
+                if var.contains('\0') || var_value.contains('\0') {
+                    return Err(bad_value("contains a NUL character".to_owned()));
+                }
+                if raw.env.iter().any(|env| env.name == var) {
+                    return Err(bad_value(format!("sets `{var}` a second time")));
+                }
+                raw.env.push(ProfileEnv { name: var.to_owned(), value: var_value.to_owned() });
+            }
             "configure-preset" | "build-preset" | "test-preset" => {
                 let list = match key {
                     "configure-preset" => &mut raw.configure_presets,
@@ -218,6 +235,17 @@ fn cmake_profile(
                 });
             }
         }
+        if let (Some(launcher), Some(generator)) = (raw.compiler_launcher, raw.generator.as_deref())
+            && ignores_launchers(generator)
+        {
+            return Err(ConfigError::ProfileValue {
+                profile: profile(),
+                entry: format!("compiler-launcher={}", launcher.name),
+                problem: format!(
+                    "cannot be used with generator `{generator}`, which ignores compiler launchers (use Ninja or a Makefiles generator)"
+                ),
+            });
+        }
         let build_directory = match raw.build_directory {
             Some(dir) => dir,
             None => {
@@ -235,7 +263,12 @@ fn cmake_profile(
             sanitizers: raw.sanitizers.unwrap_or_default(),
         })
     };
-    Ok(CmakeProfileSpec { name: name.to_owned(), toolset, configuration, kind })
+    Ok(CmakeProfileSpec { name: name.to_owned(), toolset, configuration, kind, env: raw.env })
+}
+
+/// Generators that build through the IDE's own tool and ignore `CMAKE_<LANG>_COMPILER_LAUNCHER`.
+fn ignores_launchers(generator: &str) -> bool {
+    generator.starts_with("Visual Studio") || generator == "Xcode"
 }
 
 /// A `build-directory` or `toolchain-file` value: a workspace path in project/ or storage/, below

@@ -50,6 +50,14 @@ pub enum ConfigError {
 
     #[error("--progress-interval {}: {problem}", quoted(value))]
     ProgressInterval { value: String, problem: &'static str },
+    #[error("--exclude-dir {}: {problem}", shown(value))]
+    ExcludeDir { value: String, problem: &'static str },
+
+    #[error("--journal-limit {}: must be a whole number of MiB from 1 to 1048576", quoted(value))]
+    JournalLimit { value: String },
+
+    #[error("--compile-commands {}: {problem}", quoted(value))]
+    CompileCommands { value: String, problem: String },
 
     #[error("--toolset {}: {problem}", shown(name))]
     ToolsetName { name: String, problem: &'static str },

@@ -6,7 +6,7 @@
 //! - `mod.rs` — `Config`, `RunMode`, `load`/`from_args`/`build`, the environment readers, the
 //!   assembly of a `ServeConfig`, `--progress-interval`.
 //! - `error.rs` — `ConfigError` (every message) and the quoting helpers.
-//! - `roots.rs` — `--workspace` and `--workspace-storage`.
+//! - `roots.rs` — `--workspace`, `--workspace-storage` and `--exclude-dir`.
 //! - `toolsets.rs` — `--toolset` groups and the toolset selectors known before discovery.
 //! - `cmake_profiles.rs` — `--cmake-profile` groups.
 //! - `admin.rs` — the admin options.
@@ -64,7 +64,7 @@ use crate::cli;
 use crate::cmake::CmakeOptions;
 use crate::cmake::options::DEFAULT_CMAKE_TOOLSET;
 use crate::toolchain::{DiscoveryEnv, DiscoveryOptions};
-use crate::workspace::path::Roots;
+use crate::workspace::path::{Area, QualifiedPath, Roots};
 use toolsets::KnownToolsets;
 
 /// Exit status for a configuration error (INTERFACE.md §21); clap uses the same for usage errors.
@@ -190,6 +190,13 @@ fn serve_config(
         Some(raw) => progress_interval(raw)?,
         None => DEFAULT_PROGRESS_INTERVAL,
     };
+    let journal_limit = match &args.journal_limit {
+        Some(raw) => match raw.trim().parse::<u64>() {
+            Ok(mib @ 1..=1_048_576) => mib * 1024 * 1024,
+            _ => return Err(ConfigError::JournalLimit { value: raw.clone() }),
+        },
+        None => crate::workspace::journal::DEFAULT_LIMIT,
+    };
     let toolsets = toolsets::user_toolsets(&args.toolsets, cwd)?;
     let cmake_toolset = match args.cmake_toolset {
         Some(value) if value.trim().is_empty() => return Err(ConfigError::EmptyCmakeToolset { value }),
@@ -213,7 +220,23 @@ fn serve_config(
         probe_timeout: crate::toolchain::version::PROBE_TIMEOUT,
     };
     let cmake = CmakeOptions { toolset: cmake_toolset, profiles: cmake_profiles };
-    Ok(ServeConfig::new(workspace_root, storage_root, progress_interval, discovery, cmake))
+    let excluded_dirs = roots::excluded_dirs(&args.exclude_dirs, &workspace_root)?;
+    let compile_commands = args.compile_commands.as_deref().map(compile_commands).transpose()?;
+    Ok(ServeConfig::new(workspace_root, storage_root, progress_interval, discovery, cmake)
+        .with_excluded_dirs(excluded_dirs)
+        .with_journal_limit(journal_limit)
+        .with_compile_commands(compile_commands))
+}
+
+/// `--compile-commands DIR`: a workspace directory in project/ or storage/ (the area root itself
+/// included: `project` for the project root).
+fn compile_commands(raw: &str) -> Result<QualifiedPath, ConfigError> {
+    let fail = |problem: String| ConfigError::CompileCommands { value: raw.to_owned(), problem };
+    let path = QualifiedPath::parse(raw).map_err(|err| fail(format!("is not a workspace path: {err}")))?;
+    if path.area() == Area::Root {
+        return Err(fail("must be in project/ or storage/, not root/".to_owned()));
+    }
+    Ok(path)
 }
 
 fn progress_interval(raw: &str) -> Result<Duration, ConfigError> {

@@ -1,6 +1,6 @@
 //! `--workspace` and `--workspace-storage`: the project root (canonical, an existing directory) and
 //! the storage root (canonical up to its first missing component, writable or creatable, apart from
-//! the project).
+//! the project); `--exclude-dir`: project directories searches and finds leave out.
 
 use std::ffi::OsString;
 use std::io;
@@ -68,6 +68,28 @@ pub(super) fn storage_root(given: Option<&Path>, project: &Path, cwd: &Path) -> 
     Ok(storage)
 }
 
+/// The `--exclude-dir` values as absolute directories inside the project: relative, `/`-separated
+/// names without `.`, `..` or empty segments (a trailing `/` is accepted).
+pub(super) fn excluded_dirs(values: &[String], project: &Path) -> Result<Vec<PathBuf>, ConfigError> {
+    values
+        .iter()
+        .map(|value| {
+            let fail = |problem| Err(ConfigError::ExcludeDir { value: value.clone(), problem });
+            let trimmed = value.strip_suffix('/').unwrap_or(value);
+            if trimmed.is_empty() {
+                return fail("the path is empty");
+            }
+            if trimmed.starts_with('/') || trimmed.contains('\\') || Path::new(trimmed).is_absolute() {
+                return fail("must be a path relative to the project root");
+            }
+            if trimmed.split('/').any(|segment| matches!(segment, "" | "." | "..")) {
+                return fail("must not contain empty, `.` or `..` segments");
+            }
+            Ok(project.join(trimmed))
+        })
+        .collect()
+}
+
 /// Whether the storage directory `storage` (absolute, links resolved in its existing part) exists
 /// and is writable, or could be created, without creating anything: its nearest existing ancestor
 /// must be a directory this process may write to and search (`access(2)`, which also sees read-only
@@ -91,6 +113,14 @@ fn creatable(storage: &Path) -> Result<(), String> {
         if let Err(err) = access(existing, Access::WRITE_OK | Access::EXEC_OK) {
             return Err(format!("{} is not writable: {}", shown_path(existing), io::Error::from(err)));
         }
+    }
+    if existing != storage {
+        // Permission bits do not tell everything (a superuser passes `access`, yet /proc takes no
+        // directory): create and remove a probe directory where the first missing one would go.
+        let probe = existing.join(format!(".forgemcp-probe-{}", std::process::id()));
+        std::fs::create_dir(&probe)
+            .map_err(|err| format!("{} does not take new directories: {err}", shown_path(existing)))?;
+        let _ = std::fs::remove_dir(&probe);
     }
     Ok(())
 }

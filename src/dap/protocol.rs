@@ -78,6 +78,8 @@ macro_rules! request {
 
 request!(Initialize, "initialize", InitializeArguments, Capabilities);
 request!(Launch, "launch", LaunchArguments, Value);
+request!(Attach, "attach", AttachArguments, Value);
+request!(Modules, "modules", Map<String, Value>, ModulesBody);
 request!(ConfigurationDone, "configurationDone", Map<String, Value>, Value);
 request!(SetBreakpoints, "setBreakpoints", SetBreakpointsArguments, BreakpointsBody);
 request!(SetFunctionBreakpoints, "setFunctionBreakpoints", SetFunctionBreakpointsArguments, BreakpointsBody);
@@ -148,6 +150,30 @@ pub struct LaunchArguments {
     pub cwd: String,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// `attach` to a core file (lldb-dap's `coreFile`): the program and its core; nothing runs.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachArguments {
+    pub program: String,
+    pub core_file: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct ModulesBody {
+    #[serde(default)]
+    pub modules: Vec<Module>,
+}
+
+/// A loaded module; lldb-dap names its load address in `addressRange` (hexadecimal).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Module {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub address_range: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -248,6 +274,9 @@ pub struct StackFrame {
     pub line: u32,
     #[serde(default)]
     pub column: u32,
+    /// The frame's program counter (hexadecimal), when the adapter names it.
+    #[serde(default, rename = "instructionPointerReference")]
+    pub instruction_pointer_reference: Option<String>,
 }
 
 #[derive(Debug, Serialize)]

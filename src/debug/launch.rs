@@ -41,18 +41,36 @@ impl Session {
             };
             extra.insert(member.to_owned(), serde_json::Value::Bool(true));
         }
+        if !spec.env.is_empty() {
+            let env = match spec.kind {
+                AdapterKind::LldbDap => serde_json::json!(spec.env),
+                AdapterKind::Gdb => serde_json::Value::Object(
+                    spec.env
+                        .iter()
+                        .filter_map(|pair| pair.split_once('='))
+                        .map(|(k, v)| (k.to_owned(), serde_json::Value::String(v.to_owned())))
+                        .collect(),
+                ),
+            };
+            extra.insert("env".to_owned(), env);
+        }
         let name = spec.checked.name();
-        let launch = dap::LaunchArguments {
-            program: name.to_string_lossy().into_owned(),
-            args: spec.arguments.clone(),
-            cwd: spec.cwd.to_string_lossy().into_owned(),
-            extra,
-        };
+        let program = name.to_string_lossy().into_owned();
         let failed = |err: &dyn std::fmt::Display| Error::Launch(shown(&err.to_string(), &name, &spec.executable));
         // gdb answers `launch` only after `configurationDone`; lldb-dap before `initialized`.
         let client = self.client.clone();
-        let mut launched =
-            tokio::spawn(async move { client.request::<dap::Launch>(&launch, LAUNCH_TIMEOUT).await.map(drop) });
+        let mut launched = match &spec.core {
+            Some(core) => {
+                let attach = dap::AttachArguments { program, core_file: core.to_string_lossy().into_owned() };
+                tokio::spawn(async move { client.request::<dap::Attach>(&attach, LAUNCH_TIMEOUT).await.map(drop) })
+            }
+            None => {
+                let args = spec.arguments.clone();
+                let launch =
+                    dap::LaunchArguments { program, args, cwd: spec.cwd.to_string_lossy().into_owned(), extra };
+                tokio::spawn(async move { client.request::<dap::Launch>(&launch, LAUNCH_TIMEOUT).await.map(drop) })
+            }
+        };
         let mut initialized = self.initialized();
         let mut launch_result = None;
         let ready = tokio::select! {
@@ -71,7 +89,7 @@ impl Session {
                 return Err(Error::Launch("the adapter did not get ready".into()));
             }
         }
-        if spec.kind == AdapterKind::LldbDap {
+        if spec.kind == AdapterKind::LldbDap && spec.core.is_none() {
             // The program exists now, stopped at its exec.
             if let Some(res) = &launch_result {
                 res.clone().map_err(|err| failed(&err))?;

@@ -24,6 +24,7 @@ mod breakpoints;
 pub mod input;
 mod launch;
 pub mod model;
+pub mod postmortem;
 mod report;
 pub mod session;
 
@@ -68,6 +69,8 @@ pub enum Error {
     NoSession { session_id: u64, ended: String },
     #[error("debug session {session_id} is running; pause it with debug_continue first")]
     Running { session_id: u64 },
+    #[error("debug session {session_id} inspects a core file: it cannot run; end it with debug_stop")]
+    CoreOnly { session_id: u64 },
     #[error("debug session {session_id} has no threads")]
     NoThreads { session_id: u64 },
     #[error("the debug adapter did not start")]
@@ -98,6 +101,10 @@ pub struct LaunchRequest {
     pub stop_on_entry: bool,
     pub lifetime: Duration,
     pub wait: Duration,
+    /// Variables set for the program (`KEY=VALUE`; a CTest test's `ENVIRONMENT`).
+    pub env: Vec<String>,
+    /// A core file of the executable to inspect instead of running it.
+    pub core: Option<String>,
 }
 
 /// What `debug_inspect` asks for.
@@ -149,6 +156,10 @@ impl DebugService {
             return Err(argument("arguments")(format!("argument {} contains a NUL character", idx + 1)));
         }
         let (_, cwd) = self.resolve(&request.cwd, "cwd", true)?;
+        let core = match &request.core {
+            Some(core) => Some(self.core_of(core, &program, &executable, &request)?),
+            None => None,
+        };
         let mut targets = Vec::new();
         for spec in &request.breakpoints {
             targets.push(self.target(spec, "breakpoints")?);
@@ -164,6 +175,8 @@ impl DebugService {
             executable,
             arguments: request.arguments,
             cwd,
+            env: request.env,
+            core,
             stop_on_entry: request.stop_on_entry,
         };
         call.progress.report_with(0.0, Some(1.0), || format!("Starting {} for {}", kind.tool(), spec.executable));
@@ -184,7 +197,12 @@ impl DebugService {
             session
         };
         self.watch_deadline(&session);
-        let res = self.guarded(&session, call, session.launch(&spec, &targets, request.wait)).await;
+        let work = async {
+            let mut stop = session.launch(&spec, &targets, request.wait).await?;
+            postmortem::explain_stop(&session, &mut stop).await;
+            Ok(stop)
+        };
+        let res = self.guarded(&session, call, work).await;
         self.settle(&session, res).await
     }
 
@@ -201,7 +219,9 @@ impl DebugService {
         let res = self
             .guarded(&session, call, async {
                 let _turn = session.breakpoints.lock().await;
-                session.resume(action, thread_id, wait).await
+                let mut stop = session.resume(action, thread_id, wait).await?;
+                postmortem::explain_stop(&session, &mut stop).await;
+                Ok(stop)
             })
             .await;
         self.settle(&session, res).await

@@ -86,6 +86,9 @@ pub struct Stop {
     pub breakpoints: Vec<Breakpoint>,
     /// True when the session ended with this result.
     pub ended: bool,
+    /// When a crash signal (SIGSEGV, SIGABRT, …) stopped the program: its whole stack, the crashing
+    /// line, the locals of the innermost project frame, a failed assertion's text.
+    pub crash: Option<super::postmortem::Crash>,
 }
 
 /// One thread of the debuggee.

@@ -38,6 +38,7 @@ fn base(session_id: u64, state: RunState, reason: &str, summary: String, output:
         output,
         breakpoints: Vec::new(),
         ended: false,
+        crash: None,
     }
 }
 

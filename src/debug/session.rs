@@ -2,8 +2,8 @@
 //! it launches as its child, are listed in `processes_overview` and killed as one tree), spoken to
 //! through `dap::Client`, and the state its events describe.
 //!
-//! Architecture invariant: the adapter is asked only to `launch` the one checked executable, never to
-//! attach; expressions go out in `watch` context only; reverse requests are refused by the client.
+//! Architecture invariant: the adapter is asked only to `launch` the one checked executable, or to
+//! `attach` to a core file of it (nothing runs then), never to attach to a process; expressions go out in `watch` context only; reverse requests are refused by the client.
 //! Architecture invariant: dropping a session stops its process tree (the `LongLived` handle).
 //! The launch handshake is `launch.rs`.
 
@@ -67,6 +67,10 @@ pub struct SessionSpec {
     pub executable: QualifiedPath,
     pub arguments: Vec<String>,
     pub cwd: PathBuf,
+    /// Variables set for the program on top of the adapter's environment (`KEY=VALUE`).
+    pub env: Vec<String>,
+    /// A core file to inspect instead of running the program (lldb-dap only; nothing runs).
+    pub core: Option<PathBuf>,
     pub stop_on_entry: bool,
 }
 
@@ -104,6 +108,8 @@ struct Debuggee {
     program: PathBuf,
     arguments: Vec<String>,
     cwd: PathBuf,
+    /// A core session: the pid the adapter names is the dead process's, never registered.
+    core: bool,
 }
 
 /// How the program moves on.
@@ -123,6 +129,8 @@ pub struct Session {
     pub key: PathBuf,
     pub adapter_name: String,
     pub process_id: ProcessId,
+    /// Inspects a core file: nothing runs, so it cannot continue or step.
+    pub core: bool,
     pub deadline: tokio::time::Instant,
     /// Cancelled when the session ends; waits stop at once.
     pub ended: CancellationToken,
@@ -175,6 +183,7 @@ impl Session {
             program: spec.checked.path().to_path_buf(),
             arguments: spec.arguments.clone(),
             cwd: spec.cwd.clone(),
+            core: spec.core.is_some(),
         };
         tokio::spawn(follow_events(shared.clone(), received, debuggee));
         Ok(Session {
@@ -183,6 +192,7 @@ impl Session {
             key,
             adapter_name,
             process_id: process.id,
+            core: spec.core.is_some(),
             deadline: tokio::time::Instant::now() + lifetime,
             ended: CancellationToken::new(),
             breakpoints: tokio::sync::Mutex::new(Breakpoints::default()),
@@ -228,6 +238,9 @@ impl Session {
 
     /// Continues, steps or pauses, then waits at most `wait` for the next stop or the end.
     pub async fn resume(&self, action: Action, thread: Option<i64>, wait: Duration) -> Result<Stop, Error> {
+        if self.core {
+            return Err(Error::CoreOnly { session_id: self.id });
+        }
         let status = self.shared.status.borrow().clone();
         let stopped_thread = match &status.phase {
             Phase::Stopped(event) => event.thread_id,
@@ -318,6 +331,14 @@ impl Session {
                 line: f.line,
             })
             .collect())
+    }
+
+    /// The event of the current stop, while stopped.
+    pub(super) fn stopped_event(&self) -> Option<StoppedEvent> {
+        match &self.shared.status.borrow().phase {
+            Phase::Stopped(event) => Some(event.clone()),
+            _ => None,
+        }
     }
 
     /// The stopped thread, for calls that name none.
@@ -524,6 +545,7 @@ async fn follow_events(shared: Arc<Shared>, mut events: mpsc::UnboundedReceiver<
             }
             Event::Terminated => advance(Phase::Ended(*shared.exit_code.lock())),
             Event::Output { category, output } => append_output(&shared, &category, &output),
+            Event::Process { .. } if debuggee.core => {}
             Event::Process { pid } => {
                 shared.pid.send_replace(pid);
                 let d = &debuggee;

@@ -48,6 +48,8 @@ pub(crate) struct Plan<'a> {
     pub cwd: &'a Path,
     /// Null stdin instead of a pipe.
     pub null_stdin: bool,
+    /// Raise the soft core-file size limit to the hard one.
+    pub core_dumps: bool,
 }
 
 /// What the leader executes.
@@ -126,6 +128,7 @@ pub(crate) fn spawn(plan: Plan<'_>) -> io::Result<Started> {
         cwd: &cwd,
         stdio: [stdin.0.as_raw_fd(), out_write.as_raw_fd(), err_write.as_raw_fd()],
         keep_open: pinned,
+        core_limit: plan.core_dumps.then(|| rustix::process::getrlimit(rustix::process::Resource::Core)),
         error: AtomicI32::new(0),
     };
     let pid = clone_and_exec(&child)?;
@@ -285,6 +288,8 @@ struct Child<'a> {
     /// The descriptors to become 0, 1 and 2 (all above 2, close-on-exec).
     stdio: [RawFd; 3],
     keep_open: Option<RawFd>,
+    /// The core-file size limit to set (soft raised to hard), read before the clone.
+    core_limit: Option<rustix::process::Rlimit>,
     /// The errno of the step that failed; 0 when the exec succeeded.
     error: AtomicI32,
 }
@@ -332,7 +337,8 @@ fn clone_and_exec(child: &Child<'_>) -> io::Result<i32> {
 #[expect(unsafe_code, reason = "the child's signal dispositions and borrowed descriptors")]
 impl Child<'_> {
     /// Signals as std leaves them for a child (default handlers, SIGPIPE default, nothing
-    /// blocked), then the process group, the subreaper attribute, stdio, cwd, the kept descriptor.
+    /// blocked), then the process group, the subreaper attribute, stdio, cwd, the core-file limit, the kept
+    /// descriptor.
     fn prepare(&self) -> rustix::io::Result<()> {
         for signal in 1..=libc::SIGRTMAX() {
             let mut old = std::mem::MaybeUninit::<libc::sigaction>::zeroed();
@@ -358,6 +364,11 @@ impl Child<'_> {
         rustix::stdio::dup2_stdout(stdout)?;
         rustix::stdio::dup2_stderr(stderr)?;
         rustix::process::chdir(self.cwd)?;
+        if let Some(limit) = &self.core_limit {
+            // One `prlimit64` system call on the prepared value; a refusal leaves the limit as it was.
+            let raised = rustix::process::Rlimit { current: limit.maximum, maximum: limit.maximum };
+            let _ = rustix::process::setrlimit(rustix::process::Resource::Core, raised);
+        }
         if let Some(fd) = self.keep_open {
             // SAFETY: as above.
             rustix::io::fcntl_setfd(unsafe { BorrowedFd::borrow_raw(fd) }, rustix::io::FdFlags::empty())?;

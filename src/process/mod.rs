@@ -15,6 +15,7 @@
 //! `workspace::opened` (to pin checked executables) and `call` only.
 
 mod checked;
+pub mod core_dumps;
 pub mod detached;
 pub mod journal;
 #[cfg(target_os = "linux")]
@@ -22,6 +23,7 @@ mod leader;
 mod registry;
 mod run;
 pub mod select;
+mod shorten;
 mod spec;
 mod tree;
 #[cfg(any(windows, test))]
@@ -43,6 +45,7 @@ pub use journal::Stream;
 pub use registry::{Completed, ProcessId, ProcessInfo, Status, Summary};
 pub use run::{RecordedStdin, RecordedStdout};
 pub use select::{LineSelector, Selection, SelectionError, TimeSelector};
+pub use shorten::{Shortener, signal_name};
 pub use spec::{CommandSpec, LineCallback, Stdin, Timeout};
 pub use tree::{is_alive, own_every_descendant};
 
@@ -94,13 +97,35 @@ pub enum StatusFilter {
     All,
     Running,
     Completed,
+    /// Finished other than with exit code 0 (an error code, a signal, a timeout, stopped).
+    Failed,
+    /// Finished with exit code 0.
+    Succeeded,
+    /// Running ones first, then failed ones.
+    RunningOrFailed,
 }
 
-/// `processes_overview`: global counts and the filtered list, by increasing id.
+impl StatusFilter {
+    fn admits(self, status: Status) -> bool {
+        match self {
+            StatusFilter::All => true,
+            StatusFilter::Running => status.is_running(),
+            StatusFilter::Completed => !status.is_running(),
+            StatusFilter::Failed => status.failed(),
+            StatusFilter::Succeeded => status == Status::Exited(0),
+            StatusFilter::RunningOrFailed => status.is_running() || status.failed(),
+        }
+    }
+}
+
+/// `processes_overview`: global counts and the filtered list, by increasing id (running ones first
+/// for [`StatusFilter::RunningOrFailed`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Overview {
     pub running: usize,
     pub completed: usize,
+    /// Completed ones that failed.
+    pub failed: usize,
     pub processes: Vec<ProcessInfo>,
 }
 
@@ -429,20 +454,22 @@ impl ProcessService {
         }
     }
 
+    /// Rewrites host paths in text the way transcripts are given out (`project/…`).
+    pub fn shortener(&self) -> Shortener {
+        Shortener::new(&self.inner.roots)
+    }
+
     /// Counts and the list of processes matching `filter`, by increasing id.
     pub fn overview(&self, filter: StatusFilter) -> Overview {
         let infos: Vec<ProcessInfo> = self.inner.registry.lock().all().map(|record| record.info()).collect();
         let running = infos.iter().filter(|info| info.status.is_running()).count();
         let completed = infos.len() - running;
-        let processes = infos
-            .into_iter()
-            .filter(|info| match filter {
-                StatusFilter::All => true,
-                StatusFilter::Running => info.status.is_running(),
-                StatusFilter::Completed => !info.status.is_running(),
-            })
-            .collect();
-        Overview { running, completed, processes }
+        let failed = infos.iter().filter(|info| info.status.failed()).count();
+        let mut processes: Vec<ProcessInfo> = infos.into_iter().filter(|info| filter.admits(info.status)).collect();
+        if filter == StatusFilter::RunningOrFailed {
+            processes.sort_by_key(|info| !info.status.is_running());
+        }
+        Overview { running, completed, failed, processes }
     }
 
     /// Ids of all retained processes, increasing.
@@ -466,6 +493,7 @@ impl ProcessService {
         let snapshot = record.journal.snapshot();
         let selected =
             select::select(&snapshot, selection, reference).map_err(|source| Error::Transcript { id, source })?;
+        let shortener = self.shortener();
         let transcript = selected
             .fragments
             .into_iter()
@@ -473,7 +501,7 @@ impl ProcessService {
                 timestamp: timestamp(record.started_wall, f.elapsed),
                 elapsed: f.elapsed,
                 stream: f.stream,
-                text: f.text,
+                text: shortener.shorten(&f.text),
                 start_line: f.start_line,
                 end_line: f.end_line,
             })
@@ -487,6 +515,7 @@ impl ProcessService {
         let record = self.record(id)?;
         let process = record.info();
         let mut entries = Vec::new();
+        let shortener = self.shortener();
         record
             .journal
             .snapshot()
@@ -495,7 +524,7 @@ impl ProcessService {
                     timestamp: timestamp(record.started_wall, e.elapsed),
                     elapsed: e.elapsed,
                     stream: e.stream,
-                    text: e.text.clone(),
+                    text: shortener.shorten(&e.text),
                     start_line: e.start_line,
                     end_line: e.end_line,
                 })

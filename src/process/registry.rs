@@ -48,6 +48,11 @@ impl Status {
         self == Status::Running
     }
 
+    /// Finished other than with exit code 0.
+    pub fn failed(self) -> bool {
+        !self.is_running() && self != Status::Exited(0)
+    }
+
     pub fn exit_code(self) -> Option<i32> {
         match self {
             Status::Exited(code) => Some(code),

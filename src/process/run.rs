@@ -90,6 +90,7 @@ pub(crate) fn spawn(spec: &CommandSpec, cwd: &Path, marker: &str, leaders: &Lead
         search_path,
         cwd,
         null_stdin: matches!(spec.stdin, Stdin::Null),
+        core_dumps: spec.core_dumps,
     };
     let mut leaders = leaders.lock();
     let started = spawn(plan)?;

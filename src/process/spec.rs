@@ -63,6 +63,9 @@ pub struct CommandSpec {
     pub on_line: Option<LineCallback>,
     /// Run exactly this opened file (its path is `executable`); see [`CommandSpec::checked`].
     pub pinned: Option<CheckedExecutable>,
+    /// Raise the soft core-file size limit to the hard one in the child (and so in the programs it
+    /// starts), so that a crash leaves a core file the post-mortem can read (`core_dumps.rs`).
+    pub core_dumps: bool,
 }
 
 impl CommandSpec {
@@ -77,6 +80,7 @@ impl CommandSpec {
             timeout: Timeout::NONE,
             on_line: None,
             pinned: None,
+            core_dumps: false,
         }
     }
 
@@ -123,6 +127,12 @@ impl CommandSpec {
         self
     }
 
+    /// Lets the program (and what it starts) write core files: see [`CommandSpec::core_dumps`].
+    pub fn core_dumps(mut self) -> CommandSpec {
+        self.core_dumps = true;
+        self
+    }
+
     /// Receives each output line as it is read (for progress derived from output, e.g. ninja's `[3/10]`).
     pub fn on_line(mut self, callback: LineCallback) -> CommandSpec {
         self.on_line = Some(callback);
@@ -141,6 +151,7 @@ impl fmt::Debug for CommandSpec {
             .field("stdin", &self.stdin)
             .field("timeout", &self.timeout)
             .field("on_line", &self.on_line.is_some())
+            .field("core_dumps", &self.core_dumps)
             .finish()
     }
 }

@@ -9,8 +9,12 @@
 //! CMake build trees (known build directories and any directory holding a `CMakeCache.txt`).
 //! Architecture invariant: the budget counts files that need formatting; once reached, no new file
 //! starts, and the files left unchecked are counted.
+//! Architecture invariant: without `style`, a file that no `.clang-format` or `_clang-format` (in
+//! its directory or above) applies to gets clang-format's fallback style; the report counts such
+//! files, and a tree run never writes the fallback style (only a named `style` restyles a tree
+//! that has no style file).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,7 +26,8 @@ use super::{Error, QualityService, RUN_TIMEOUT, StdoutLines, run_error, run_para
 /// Files one clang-format run formats at most.
 const BATCH_FILES: usize = 32;
 use crate::call::{Call, Progress};
-use crate::clangd::convert::is_cpp_source;
+use crate::compile_db::Database;
+use crate::cpp_file;
 use crate::process::Timeout;
 use crate::toolchain::{Toolset, tool_command};
 use crate::workspace::diff::{self, FileDiff};
@@ -54,6 +59,8 @@ pub struct FormatFile {
     /// The change formatting makes (or made, when applied).
     pub diff: FileDiff,
     pub applied: bool,
+    /// No style file applies and no `style` was given: the change is clang-format's fallback style.
+    pub fallback: bool,
 }
 
 #[derive(Debug)]
@@ -69,6 +76,30 @@ pub struct FormatReport {
     /// Files needing changes beyond `max_files` (checked, not listed, not written).
     pub more_files: usize,
     pub failures: Vec<RunFailure>,
+    /// Without `style`: the files no style file applies to (of `files_total`), and how many of
+    /// those checked the fallback style would change.
+    pub fallback_files: usize,
+    pub fallback_changes: usize,
+    /// Whether the run was on a directory (a tree is never written in the fallback style).
+    pub tree: bool,
+    /// Files of a tree run left out: not C/C++ (by extension or first lines), and inside build trees.
+    pub skipped: Skipped,
+}
+
+/// What a tree run left out, and why.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Skipped {
+    /// Neither the extension nor the first lines (`// -*- C++ -*-`) say C/C++.
+    pub not_cpp: usize,
+    /// Of those, files without any extension (headers such as GSL's `include/gsl/span` are C/C++
+    /// only by their first lines).
+    pub without_extension: usize,
+    /// Inside CMake build trees.
+    pub in_build_trees: usize,
+    /// clang-tidy only: translation units no selected compilation database lists.
+    pub no_compile_command: usize,
+    /// clang-tidy only: headers, checked only as part of the units that include them.
+    pub headers: usize,
 }
 
 enum Outcome {
@@ -83,14 +114,22 @@ impl QualityService {
         let toolset = self.toolchain.find(&request.toolset).await?;
         let missing = || Error::MissingTool { toolset: toolset.id().to_string(), tool: "clang-format" };
         let executable = toolset.tool("clang-format").ok_or_else(missing)?.path.clone();
-        let files = if is_dir {
-            self.tree_sources(&request.path, &abs, call).await?
-        } else if is_cpp_source(&request.path) {
-            vec![(request.path.clone(), abs)]
+        let known = self.databases().await;
+        let (files, skipped) = if is_dir {
+            self.tree_sources(&request.path, &abs, &known, call).await?
+        } else if super::cpp_evidence(&request.path, &abs, &known).is_some() {
+            (vec![(request.path.clone(), abs)], Skipped::default())
         } else {
             return Err(Error::NotCpp { path: request.path.clone() });
         };
         let n_files = files.len();
+        let fallback: HashSet<QualifiedPath> = match request.style {
+            Some(_) => HashSet::new(),
+            None => {
+                let mut known = HashMap::new();
+                files.iter().filter(|(_, abs)| !has_style_file(abs, &mut known)).map(|(path, _)| path.clone()).collect()
+            }
+        };
         let style = request.style.clone().unwrap_or_else(|| "file".to_owned());
         let unformatted = AtomicUsize::new(0);
         let mut outcomes: Vec<(QualifiedPath, Outcome)> = Vec::new();
@@ -129,8 +168,16 @@ impl QualityService {
             more_files: 0,
             files: Vec::new(),
             failures: Vec::new(),
+            fallback_files: fallback.len(),
+            fallback_changes: 0,
+            tree: is_dir,
+            skipped,
         };
         for (path, outcome) in outcomes {
+            let is_fallback = fallback.contains(&path);
+            if is_fallback && matches!(outcome, Outcome::Changes { .. }) {
+                report.fallback_changes += 1;
+            }
             match outcome {
                 Outcome::Formatted => report.formatted += 1,
                 Outcome::Failed(failure) => report.failures.push(failure),
@@ -142,8 +189,9 @@ impl QualityService {
                         replacements,
                         incomplete,
                         applied: false,
+                        fallback: is_fallback,
                     };
-                    if request.apply {
+                    if request.apply && !(is_fallback && is_dir) {
                         match self.replace_whole(file.path.clone(), before, after, call).await {
                             Ok(diff) => {
                                 file.diff = diff;
@@ -164,13 +212,15 @@ impl QualityService {
         Ok(report)
     }
 
-    /// The C/C++ files of a tree, outside CMake build trees, sorted by path.
-    async fn tree_sources(
+    /// The C/C++ files of a tree (as `known` databases help decide), outside CMake build trees,
+    /// sorted by path, and what it skipped.
+    pub(super) async fn tree_sources(
         &self,
         path: &QualifiedPath,
         abs: &Path,
+        known: &[Database],
         call: &Call,
-    ) -> Result<Vec<(QualifiedPath, PathBuf)>, Error> {
+    ) -> Result<(Vec<(QualifiedPath, PathBuf)>, Skipped), Error> {
         let workspace = self.workspace.clone();
         let (dir, quiet) = (path.clone(), Call::new(Progress::disabled(), call.cancel.clone(), None));
         let found = tokio::task::spawn_blocking(move || {
@@ -184,17 +234,23 @@ impl QualityService {
         let roots = self.workspace.roots();
         let mut build_trees: HashMap<PathBuf, bool> = HashMap::new();
         let mut res = Vec::new();
+        let mut skipped = Skipped::default();
         for file in found.files {
-            if !is_cpp_source(&file.path) || build_dirs.iter().any(|dir| file.path.starts_with(dir)) {
+            let Some(file_abs) = roots.lexical(&file.path) else { continue };
+            if build_dirs.iter().any(|dir| file.path.starts_with(dir))
+                || in_build_tree(&file_abs, abs, &mut build_trees)
+            {
+                skipped.in_build_trees += 1;
                 continue;
             }
-            let Some(file_abs) = roots.lexical(&file.path) else { continue };
-            if in_build_tree(&file_abs, abs, &mut build_trees) {
+            if super::cpp_evidence(&file.path, &file_abs, known).is_none() {
+                skipped.not_cpp += 1;
+                skipped.without_extension += usize::from(cpp_file::extension(&file.path).is_none());
                 continue;
             }
             res.push((file.path, file_abs));
         }
-        Ok(res)
+        Ok((res, skipped))
     }
 
     /// Runs one clang-format on `batch`: each file's text is read first, and the change is computed
@@ -260,6 +316,30 @@ impl QualityService {
     }
 }
 
+/// Whether a `.clang-format` or `_clang-format` in the directory of `file` or above it applies (as
+/// clang-format's `--style=file` looks for one); `known` caches the answer per directory.
+fn has_style_file(file: &Path, known: &mut HashMap<PathBuf, bool>) -> bool {
+    let mut visited = Vec::new();
+    let mut found = false;
+    let mut dir = file.parent();
+    while let Some(current) = dir {
+        if let Some(&answer) = known.get(current) {
+            found = answer;
+            break;
+        }
+        visited.push(current.to_path_buf());
+        if current.join(".clang-format").is_file() || current.join("_clang-format").is_file() {
+            found = true;
+            break;
+        }
+        dir = current.parent();
+    }
+    for dir in visited {
+        known.insert(dir, found);
+    }
+    found
+}
+
 /// Whether `file` lies in a directory below `top` (or `top` itself) that holds a `CMakeCache.txt`.
 fn in_build_tree(file: &Path, top: &Path, known: &mut HashMap<PathBuf, bool>) -> bool {
     let mut dir = file.parent();
@@ -279,6 +359,22 @@ fn in_build_tree(file: &Path, top: &Path, known: &mut HashMap<PathBuf, bool>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn style_files_apply_to_their_directory_and_below() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path();
+        std::fs::create_dir_all(top.join("styled/deep")).unwrap();
+        std::fs::create_dir_all(top.join("plain")).unwrap();
+        std::fs::write(top.join("styled/_clang-format"), "BasedOnStyle: LLVM\n").unwrap();
+        let mut known = HashMap::new();
+        assert!(has_style_file(&top.join("styled/deep/a.cpp"), &mut known));
+        assert!(has_style_file(&top.join("styled/b.cpp"), &mut known));
+        // The temporary directory has no style file above it, unless the machine put one there.
+        let above =
+            top.ancestors().skip(1).any(|d| d.join(".clang-format").is_file() || d.join("_clang-format").is_file());
+        assert_eq!(has_style_file(&top.join("plain/c.cpp"), &mut known), above);
+    }
 
     #[test]
     fn build_trees_are_recognised_by_their_cache() {

@@ -18,7 +18,7 @@ pub mod parse;
 pub mod tidy;
 
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -27,8 +27,10 @@ use futures_util::StreamExt as _;
 use futures_util::stream::FuturesUnordered;
 use tokio::sync::watch;
 
-use crate::call::{Call, Progress};
+use crate::call::Call;
 use crate::cmake::{CompilationContext, Contexts};
+use crate::compile_db::Database;
+use crate::cpp_file::Evidence;
 use crate::process::ProcessService;
 use crate::toolchain::ToolchainService;
 use crate::workspace::WorkspaceService;
@@ -48,10 +50,20 @@ pub enum Error {
     NotCpp { path: QualifiedPath },
     #[error("no CMake configuration has a compilation database yet; run cmake_configure")]
     NoContexts,
+    #[error(
+        "the project has no CMakeLists.txt, so the CMake tools do not apply; a compile_commands.json at the project \
+         root (bear -- make writes one) or --compile-commands DIR gives the quality tools the configuration external"
+    )]
+    NoCmake,
     #[error("unknown configuration `{id}`; available: {available}")]
     UnknownConfiguration { id: String, available: String },
     #[error("`{path}` has no compile command in configuration {configurations}")]
     NoCompileCommand { path: QualifiedPath, configurations: String },
+    #[error(
+        "`{path}` is a header that no translation unit of configuration {configurations} includes by name; clang-tidy \
+         checks a header only within a translation unit"
+    )]
+    HeaderNotIncluded { path: QualifiedPath, configurations: String },
     #[error("toolset `{toolset}` has no {tool}")]
     MissingTool { toolset: String, tool: &'static str },
     #[error(transparent)]
@@ -102,7 +114,15 @@ impl QualityService {
 
     /// The contexts `ids` names (all of them when empty), in the order of the published set.
     fn select(&self, ids: &[String]) -> Result<Vec<CompilationContext>, Error> {
-        let contexts = self.contexts.borrow().clone();
+        // Only configurations whose database is on disk (the external one may not exist yet).
+        let roots = self.workspace.roots();
+        let on_disk = |context: &&CompilationContext| {
+            roots.lexical(&context.compilation_database).is_some_and(|database| database.is_file())
+        };
+        let contexts: Vec<CompilationContext> = self.contexts.borrow().iter().filter(on_disk).cloned().collect();
+        if contexts.is_empty() && !roots.project().join("CMakeLists.txt").is_file() {
+            return Err(Error::NoCmake);
+        }
         if contexts.is_empty() {
             return Err(Error::NoContexts);
         }
@@ -111,6 +131,23 @@ impl QualityService {
             return Err(Error::UnknownConfiguration { id: id.clone(), available });
         }
         Ok(contexts.iter().filter(|context| ids.is_empty() || ids.contains(&context.id)).cloned().collect())
+    }
+
+    /// What the compilation databases of the published contexts on disk say (unreadable ones are
+    /// left out: they count as no knowledge).
+    async fn databases(&self) -> Vec<Database> {
+        let roots = self.workspace.roots();
+        let paths: Vec<PathBuf> =
+            self.contexts.borrow().iter().filter_map(|context| roots.lexical(&context.compilation_database)).collect();
+        let mut res = Vec::new();
+        for path in paths {
+            if let Ok(bytes) = tokio::fs::read(&path).await
+                && let Ok(database) = Database::parse(&bytes)
+            {
+                res.push(database);
+            }
+        }
+        res
     }
 
     /// The absolute location of a managed path that exists, and whether it is a directory.
@@ -134,12 +171,21 @@ impl QualityService {
     ) -> Result<FileDiff, crate::workspace::Error> {
         let workspace = self.workspace.clone();
         // The per-file progress of the edit would interleave with the run's own.
-        let quiet = Call::new(Progress::disabled(), call.cancel.clone(), None);
+        let quiet = call.quiet();
         let edit = tokio::task::spawn_blocking(move || workspace.edit_file(&path, &before, &after, false, &quiet))
             .await
             .map_err(|_| crate::workspace::Error::Cancelled)??;
         Ok(edit.diff)
     }
+}
+
+/// Why `path` (at `abs`) counts as C/C++: `cpp_file::classify` with what `databases` say (listed
+/// first, then in an include directory), or `None`.
+pub fn cpp_evidence(path: &QualifiedPath, abs: &Path, databases: &[Database]) -> Option<Evidence> {
+    crate::cpp_file::classify(path, Some(abs), |abs| {
+        let said = databases.iter().filter_map(|database| database.evidence(abs));
+        said.min_by_key(|evidence| *evidence != Evidence::CompilationDatabase)
+    })
 }
 
 /// How many runs a tree run keeps going at once: one per core.

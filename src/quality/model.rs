@@ -22,12 +22,16 @@ pub struct Fix {
 }
 
 /// A clang-tidy diagnostic: the clangd shape (`code` is the check name, `source` `clang-tidy`)
-/// with its fix-its.
+/// with its fix-its, listed once however often clang-tidy reported it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct TidyDiagnostic {
     #[serde(flatten)]
     pub diagnostic: Diagnostic,
     pub fixes: Vec<Fix>,
+    /// How many times clang-tidy reported this check and message at this position (once per
+    /// expansion of a macro, once per translation unit that includes a header); the notes and
+    /// fix-its are those of the first report.
+    pub count: u32,
 }
 
 /// The diagnostics of one file that one or more configurations agree on.
@@ -49,4 +53,11 @@ pub struct RunFailure {
     pub error: String,
     /// The run's process (read its output with process_get); null when none ran.
     pub process_id: Option<u64>,
+}
+
+/// How many findings one check had, listed or beyond the budget.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct CheckCount {
+    pub check: String,
+    pub findings: u64,
 }

@@ -1,6 +1,6 @@
 //! What the quality tools read from clang-tidy and clang-format, and the text arithmetic on it:
-//! clang-tidy's `--export-fixes` YAML, clang-format's `--output-replacements-xml`, compilation
-//! databases, byte offsets turned into positions, and replacements applied to a text.
+//! clang-tidy's `--export-fixes` YAML, clang-format's `--output-replacements-xml` (compilation
+//! databases are `crate::compile_db`'s), byte offsets turned into positions, and replacements applied to a text.
 //!
 //! Architecture invariant: everything here is a pure function of its input; nothing touches the
 //! file system or starts a process.
@@ -87,30 +87,6 @@ pub fn exported_path(build_directory: &str, file_path: &str) -> Option<PathBuf> 
     let path = Path::new(file_path);
     let joined = if path.is_absolute() { path.to_path_buf() } else { Path::new(build_directory).join(path) };
     Some(lexically_normal(&joined))
-}
-
-// ---------------------------------------------------------------------------------------------
-// Compilation databases.
-
-#[derive(Debug, Deserialize)]
-struct DatabaseEntry {
-    directory: String,
-    file: String,
-}
-
-/// The absolute source files of a `compile_commands.json`, in database order without duplicates.
-pub fn database_files(json: &str) -> Result<Vec<PathBuf>, String> {
-    let entries: Vec<DatabaseEntry> = serde_json::from_str(json).map_err(|err| err.to_string())?;
-    let mut res: Vec<PathBuf> = Vec::new();
-    for entry in entries {
-        let file = Path::new(&entry.file);
-        let abs = if file.is_absolute() { file.to_path_buf() } else { Path::new(&entry.directory).join(file) };
-        let abs = lexically_normal(&abs);
-        if !res.contains(&abs) {
-            res.push(abs);
-        }
-    }
-    Ok(res)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -349,17 +325,6 @@ Diagnostics:
         assert_eq!(exported_path("/w/build", "../src/a.cpp"), Some(PathBuf::from("/w/src/a.cpp")));
         assert_eq!(exported_path("/w/build", "/w/./src/a.cpp"), Some(PathBuf::from("/w/src/a.cpp")));
         assert_eq!(exported_path("/w/build", ""), None);
-    }
-
-    #[test]
-    fn database_files_are_absolute_and_unique() {
-        let json = r#"[
-            {"directory": "/w/build", "command": "c++ -c ../src/a.cpp", "file": "../src/a.cpp"},
-            {"directory": "/w/build", "arguments": ["c++", "-c", "/w/src/b.cpp"], "file": "/w/src/b.cpp"},
-            {"directory": "/w/build/x", "command": "c++ -c a.cpp", "file": "/w/src/a.cpp"}
-        ]"#;
-        assert_eq!(database_files(json).unwrap(), [PathBuf::from("/w/src/a.cpp"), PathBuf::from("/w/src/b.cpp")]);
-        assert!(database_files("{}").is_err());
     }
 
     #[test]

@@ -19,13 +19,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
-use super::model::{Fix, RunFailure, TidyDiagnostic, TidyFile};
+use super::format::Skipped;
+use super::model::{CheckCount, Fix, RunFailure, TidyDiagnostic, TidyFile};
 use super::parse::{self, ExportedDiagnostic, Offsets, Replacement};
 use super::{Changed, Error, QualityService, RUN_TIMEOUT, export_name, run_error, run_parallel};
 use crate::call::Call;
-use crate::clangd::convert::is_cpp_source;
 use crate::clangd::model::{Diagnostic, DiagnosticCode, Location, RelatedInformation, Severity};
 use crate::cmake::CompilationContext;
+use crate::compile_db::Database;
+use crate::include_graph::including_units;
 use crate::process::Timeout;
 use crate::toolchain::{Toolset, tool_command};
 use crate::workspace::path::{QualifiedPath, Roots};
@@ -57,9 +59,15 @@ pub struct TidyReport {
     pub files: Vec<TidyFile>,
     /// Diagnostics found beyond the budget.
     pub more_diagnostics: usize,
+    /// Findings per check, listed and beyond the budget together, most frequent first.
+    pub checks: Vec<CheckCount>,
     /// Files changed by `apply_fixes`.
     pub changed: Vec<Changed>,
     pub failures: Vec<RunFailure>,
+    /// For a header: the unit that includes it, within which it was checked.
+    pub through: Option<QualifiedPath>,
+    /// What a tree run left out, and why.
+    pub skipped: Skipped,
 }
 
 /// One configuration as a run needs it.
@@ -105,13 +113,15 @@ impl Texts<'_> {
 
 impl QualityService {
     pub async fn tidy(&self, request: TidyRequest, call: &Call) -> Result<TidyReport, Error> {
-        let (_, is_dir) = self.locate(&request.path)?;
-        if !is_dir && !is_cpp_source(&request.path) {
+        let (abs, is_dir) = self.locate(&request.path)?;
+        let known = self.databases().await;
+        if !is_dir && super::cpp_evidence(&request.path, &abs, &known).is_none() {
             return Err(Error::NotCpp { path: request.path.clone() });
         }
         let roots = self.workspace.roots().clone();
         let contexts = self.select(&request.configurations)?;
         let mut configurations = Vec::new();
+        let mut databases = Vec::new();
         let mut units: BTreeMap<QualifiedPath, (PathBuf, Vec<usize>)> = BTreeMap::new();
         for (idx, context) in contexts.into_iter().enumerate() {
             let toolset = self.toolchain.get(context.toolset_id.as_str()).await?;
@@ -120,19 +130,41 @@ impl QualityService {
             let database = context.compilation_database.clone();
             let unreadable = |reason: String| Error::Database { path: database.clone(), reason };
             let database_abs = roots.lexical(&database).ok_or_else(|| unreadable("outside the roots".into()))?;
-            let json = tokio::fs::read_to_string(&database_abs).await.map_err(|err| unreadable(err.to_string()))?;
-            for abs in parse::database_files(&json).map_err(unreadable)? {
-                if let Some(path) = roots.qualify(&abs).filter(|path| path.starts_with(&request.path)) {
-                    units.entry(path).or_insert_with(|| (abs, Vec::new())).1.push(idx);
+            let json = tokio::fs::read(&database_abs).await.map_err(|err| unreadable(err.to_string()))?;
+            let database = Database::parse(&json).map_err(unreadable)?;
+            for abs in &database.files {
+                if let Some(path) = roots.qualify(abs).filter(|path| path.starts_with(&request.path)) {
+                    units.entry(path).or_insert_with(|| (abs.clone(), Vec::new())).1.push(idx);
                 }
             }
+            databases.push(database);
             let build_dir = roots.lexical(&context.build_directory).unwrap_or_default();
             configurations.push(Configuration { context, toolset, executable, build_dir });
         }
         let ids: Vec<String> = configurations.iter().map(|c| c.context.id.clone()).collect();
+        // A header is checked within the most relevant unit that includes it, for its own findings.
+        let mut through = None;
+        if !is_dir && units.is_empty() && !crate::cpp_file::is_translation_unit(&request.path) {
+            let (header, listed) = (abs.clone(), databases.clone());
+            let including = tokio::task::spawn_blocking(move || {
+                listed.iter().find_map(|database| including_units(database, &header).into_iter().next())
+            })
+            .await
+            .ok()
+            .flatten();
+            let Some(unit) = including.and_then(|abs| roots.qualify(&abs).map(|path| (path, abs))) else {
+                return Err(Error::HeaderNotIncluded { path: request.path.clone(), configurations: ids.join(", ") });
+            };
+            let configs = (0..databases.len()).filter(|idx| databases[*idx].listed.contains(&unit.1)).collect();
+            through = Some(unit.0.clone());
+            units.insert(unit.0, (unit.1, configs));
+        }
         if !is_dir && units.is_empty() {
             return Err(Error::NoCompileCommand { path: request.path.clone(), configurations: ids.join(", ") });
         }
+        let only = through.is_some().then_some(abs.as_path());
+        let skipped =
+            if is_dir { self.unchecked(&request.path, &abs, &known, &units, call).await? } else { Skipped::default() };
         let units: Vec<(QualifiedPath, PathBuf, Vec<usize>)> =
             units.into_iter().map(|(path, (abs, configs))| (path, abs, configs)).collect();
         let export_dir = roots.storage().join("tmp").join("quality");
@@ -169,7 +201,8 @@ impl QualityService {
             |job| {
                 let (_, abs, _) = &units[job.file];
                 let configuration = &configurations[job.configuration];
-                self.run_one(job, abs, configuration, request.checks.as_deref(), &export_dir, &texts, call)
+                let checks = request.checks.as_deref();
+                self.run_one(job, (abs, only), configuration, checks, &export_dir, &texts, call)
             },
             |output: JobOutput, n_done| {
                 found.fetch_add(output.diagnostics.len(), Ordering::Relaxed);
@@ -196,8 +229,11 @@ impl QualityService {
             files_checked,
             files: Vec::new(),
             more_diagnostics: 0,
+            checks: Vec::new(),
             changed: Vec::new(),
             failures: Vec::new(),
+            through,
+            skipped,
         };
         // Per file, per configuration: a checked translation unit answers even without diagnostics.
         let mut answers: BTreeMap<QualifiedPath, BTreeMap<usize, Vec<TidyDiagnostic>>> = BTreeMap::new();
@@ -214,6 +250,7 @@ impl QualityService {
         }
         report.failures.sort_by(|a, b| (&a.path, &a.configuration).cmp(&(&b.path, &b.configuration)));
         let mut budget = request.max_diagnostics;
+        let mut checks: BTreeMap<String, u64> = BTreeMap::new();
         for (path, per_configuration) in answers {
             let per_configuration = per_configuration
                 .into_iter()
@@ -226,6 +263,9 @@ impl QualityService {
                 if diagnostics.is_empty() {
                     continue;
                 }
+                for finding in &diagnostics {
+                    *checks.entry(check_name(&finding.diagnostic)).or_default() += 1;
+                }
                 if diagnostics.len() > budget {
                     report.more_diagnostics += diagnostics.len() - budget;
                     diagnostics.truncate(budget);
@@ -236,17 +276,42 @@ impl QualityService {
                 }
             }
         }
+        report.checks = checks.into_iter().map(|(check, findings)| CheckCount { check, findings }).collect();
+        report.checks.sort_by(|a, b| b.findings.cmp(&a.findings).then_with(|| a.check.cmp(&b.check)));
         if request.apply_fixes {
             self.apply_fixes(replacements, &texts, &mut report, call).await;
         }
         Ok(report)
     }
 
+    /// What a tree run of clang-tidy leaves out: the tree's C/C++ files that are no unit of the
+    /// databases (headers, units without a compile command), besides what `tree_sources` skips.
+    async fn unchecked(
+        &self,
+        path: &QualifiedPath,
+        abs: &Path,
+        known: &[Database],
+        units: &BTreeMap<QualifiedPath, (PathBuf, Vec<usize>)>,
+        call: &Call,
+    ) -> Result<Skipped, Error> {
+        let (files, mut skipped) = self.tree_sources(path, abs, known, call).await?;
+        for (file, _) in files.iter().filter(|(file, _)| !units.contains_key(file)) {
+            if crate::cpp_file::is_translation_unit(file) {
+                skipped.no_compile_command += 1;
+            } else {
+                skipped.headers += 1;
+            }
+        }
+        Ok(skipped)
+    }
+
+    /// One clang-tidy run on the unit `abs`; with `only` (a header it includes), only that
+    /// header's findings and fixes are kept.
     #[allow(clippy::too_many_arguments)]
     async fn run_one(
         &self,
         job: Job,
-        abs: &Path,
+        (abs, only): (&Path, Option<&Path>),
         configuration: &Configuration,
         checks: Option<&str>,
         export_dir: &Path,
@@ -267,6 +332,9 @@ impl QualityService {
             .timeout(Timeout::total(RUN_TIMEOUT));
         if let Some(checks) = checks {
             command = command.arg(format!("--checks=-*,{checks}"));
+        }
+        if let Some(header) = only {
+            command = command.arg(format!("--header-filter=^{}$", regex::escape(&header.to_string_lossy())));
         }
         let command = command.arg(abs);
         let failure = |error: String, process_id: Option<u64>| RunFailure {
@@ -298,8 +366,15 @@ impl QualityService {
             output.failure = Some(failure(run_error("clang-tidy", &completed), process_id));
             return output;
         }
+        let header = only.and_then(|header| roots.qualify(header));
         for exported in &exported {
-            if let Some((path, diagnostic, replacements)) = convert(exported, abs, roots, texts).await {
+            if let Some((path, diagnostic, mut replacements)) = convert(exported, abs, roots, texts).await {
+                if let Some(header) = &header {
+                    if path != *header {
+                        continue;
+                    }
+                    replacements.retain(|(fix, _)| fix == header);
+                }
                 output.replacements.extend(replacements);
                 output.diagnostics.push((path, diagnostic));
             }
@@ -346,18 +421,31 @@ impl Drop for ExportFile {
     }
 }
 
+/// Sorts by position, check and message, and keeps one of each position, check and message:
+/// a header's finding is reported by every unit that includes it, a macro's by every expansion
+/// (with other notes each time).
 fn sort_diagnostics(diagnostics: &mut Vec<TidyDiagnostic>) {
     let key = |d: &TidyDiagnostic| {
-        let code = match &d.diagnostic.code {
-            Some(DiagnosticCode::Text(text)) => text.clone(),
-            Some(DiagnosticCode::Number(n)) => n.to_string(),
-            None => String::new(),
-        };
-        (d.diagnostic.range, code, d.diagnostic.message.clone())
+        (d.diagnostic.range.start, check_name(&d.diagnostic), d.diagnostic.message.clone(), d.diagnostic.range.end)
     };
     diagnostics.sort_by_cached_key(key);
-    // Headers are reported by every unit that includes them.
-    diagnostics.dedup();
+    diagnostics.dedup_by(|later, kept| {
+        let same = (later.diagnostic.range.start, &later.diagnostic.code, &later.diagnostic.message)
+            == (kept.diagnostic.range.start, &kept.diagnostic.code, &kept.diagnostic.message);
+        if same {
+            kept.count += later.count;
+        }
+        same
+    });
+}
+
+/// The check that reported a diagnostic (its `code`; empty without one).
+pub fn check_name(diagnostic: &Diagnostic) -> String {
+    match &diagnostic.code {
+        Some(DiagnosticCode::Text(text)) => text.clone(),
+        Some(DiagnosticCode::Number(n)) => n.to_string(),
+        None => String::new(),
+    }
 }
 
 /// One exported diagnostic in the clangd shape, with its file and raw replacements; `None` when it
@@ -423,7 +511,7 @@ async fn convert(
         tags: Vec::new(),
         related,
     };
-    Some((path, TidyDiagnostic { diagnostic, fixes }, replacements))
+    Some((path, TidyDiagnostic { diagnostic, fixes, count: 1 }, replacements))
 }
 
 fn severity(level: &str) -> Severity {

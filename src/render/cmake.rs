@@ -6,10 +6,13 @@
 
 use std::fmt::Write as _;
 
+use super::build_diagnostics;
+use crate::cmake::frameworks::Failure;
 use crate::cmake::{
-    BuildDiagnostic, BuildOutcome, ConfigureOutcome, Mode, Profile, RunTestOutcome, Severity, TestOutcome, TestStatus,
+    BuildDiagnostic, BuildOutcome, ConfigureOutcome, Mode, Profile, RunTestOutcome, TestOutcome, TestStatus,
 };
 use crate::process::ProcessId;
+use crate::text::plural;
 use crate::workspace::path::QualifiedPath;
 
 fn or_not_specified(value: Option<&str>) -> &str {
@@ -47,6 +50,22 @@ pub fn profiles_text(profiles: &[Profile]) -> String {
             list_or_none(lists[1]),
             list_or_none(lists[2]),
         );
+        for (label, values) in [("Defines", profile.defines()), ("Options", profile.options())] {
+            if !values.is_empty() {
+                let _ = write!(res, "\n  {label}: {}", values.join(", "));
+            }
+        }
+        if let Mode::Presets(presets) = &profile.mode {
+            let left_out = [("configure", &presets.left_out.configure), ("build", &presets.left_out.build)];
+            let left_out = left_out.into_iter().chain([("test", &presets.left_out.test)]);
+            let parts: Vec<String> = left_out
+                .filter(|(_, names)| !names.is_empty())
+                .map(|(kind, names)| format!("{kind} {}", names.join(", ")))
+                .collect();
+            if !parts.is_empty() {
+                let _ = write!(res, "\n  Left out (condition false on this host): {}", parts.join("; "));
+            }
+        }
     }
     res
 }
@@ -104,105 +123,44 @@ pub fn configure_text(outcomes: &[ConfigureOutcome]) -> String {
     res
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// `Steps:` in words: "9 of 9 finished", "3 of 41 finished before the failure", "up to date (no
-/// work to do)".
+/// `Steps:` in words: "9 of 9 finished", "40 of 41 finished; linking failed (app)", "2 of 41
+/// finished; 1 step failed", "3 of 41 finished before the failure" (a failure outside the steps),
+/// "up to date (no work to do)".
 fn steps(o: &BuildOutcome) -> String {
     if o.up_to_date && o.error.is_none() {
         return "up to date (no work to do)".to_owned();
     }
-    let failed = if o.error.is_some() { " before the failure" } else { "" };
+    // Ninja counts a failed step as finished.
+    let failed = o.failed_steps.len() as u64;
+    let outcome = if o.failed_steps.is_empty() {
+        if o.error.is_some() { " before the failure".to_owned() } else { String::new() }
+    } else if o.failed_steps.iter().all(|step| step.starts_with("Linking ")) {
+        let linked: Vec<&str> = o.failed_steps.iter().filter_map(|step| step.rsplit(' ').next()).collect();
+        format!("; linking failed ({})", linked.join(", "))
+    } else {
+        format!("; {} failed", plural(o.failed_steps.len(), "step", "steps"))
+    };
     match (o.completed_steps, o.total_steps) {
-        (Some(done), Some(total)) => format!("{done} of {total} finished{failed}"),
-        (Some(done), None) => format!("{done} finished{failed}"),
+        (Some(done), Some(total)) => format!("{} of {total} finished{outcome}", done.saturating_sub(failed)),
+        (Some(done), None) => format!("{} finished{outcome}", done.saturating_sub(failed)),
+        _ if !o.failed_steps.is_empty() => format!("Unknown{outcome}"),
         _ => "Unknown".to_owned(),
-    }
-}
-
-/// `1 error; 2 warnings; 0 notes`.
-fn severity_counts(diagnostics: &[&BuildDiagnostic]) -> String {
-    let count = |severity: Severity| diagnostics.iter().filter(|d| d.severity == severity).count();
-    format!(
-        "{}; {}; {}",
-        plural(count(Severity::Error), "error", "errors"),
-        plural(count(Severity::Warning), "warning", "warnings"),
-        plural(count(Severity::Note), "note", "notes")
-    )
-}
-
-/// A diagnostic as a compiler prints it, with its target: `project/a.cpp:4:12: error: msg [-Wx]
-/// (target fixture_good)`.
-pub fn diagnostic_line(d: &BuildDiagnostic) -> String {
-    let mut res = String::new();
-    if let Some(path) = &d.path {
-        res.push_str(&path.to_string());
-        for n in [d.line, d.column].into_iter().flatten() {
-            let _ = write!(res, ":{n}");
-        }
-        res.push_str(": ");
-    }
-    let _ = write!(res, "{}: {}", d.severity.as_str(), d.message);
-    if let Some(code) = &d.code {
-        let _ = write!(res, " [{code}]");
-    }
-    if let Some(target) = &d.target {
-        let _ = write!(res, " (target {target})");
-    }
-    res
-}
-
-/// Most diagnostic lines a build text lists.
-const LISTED_DIAGNOSTICS: usize = 10;
-
-/// The call's diagnostics once each (a message several executions share names them), errors
-/// first, at most [`LISTED_DIAGNOSTICS`] lines, then what was left out.
-fn diagnostics_section(res: &mut String, outcomes: &[BuildOutcome]) {
-    let mut merged: Vec<(&BuildDiagnostic, Vec<String>)> = Vec::new();
-    for o in outcomes {
-        let name = match &o.preset {
-            Some(preset) => format!("{}/{preset}", o.profile),
-            None => o.profile.clone(),
-        };
-        for d in &o.diagnostics {
-            match merged.iter_mut().find(|(seen, _)| *seen == d) {
-                Some((_, names)) if !names.contains(&name) => names.push(name.clone()),
-                Some(_) => {}
-                None => merged.push((d, vec![name.clone()])),
-            }
-        }
-    }
-    if merged.is_empty() {
-        return;
-    }
-    let all: Vec<&BuildDiagnostic> = merged.iter().map(|(d, _)| *d).collect();
-    let _ = write!(res, "\n\nDiagnostics: {}", severity_counts(&all));
-    let listed = if all.iter().any(|d| d.severity == Severity::Error) { Severity::Error } else { Severity::Warning };
-    let chosen: Vec<&(&BuildDiagnostic, Vec<String>)> = merged.iter().filter(|(d, _)| d.severity == listed).collect();
-    for (d, names) in chosen.iter().take(LISTED_DIAGNOSTICS) {
-        let _ = write!(res, "\n  {}", diagnostic_line(d));
-        if outcomes.len() > 1 {
-            let _ = write!(res, " in {}", names.join(", "));
-        }
-    }
-    let left = all.len() - chosen.len().min(LISTED_DIAGNOSTICS);
-    if left > 0 {
-        let _ = write!(res, "\n  …and {left} more in diagnostics (the full transcript: process_get)");
     }
 }
 
 pub fn build_text(outcomes: &[BuildOutcome]) -> String {
     let mut res = header("Build", outcomes.iter().map(|o| o.error.is_some()));
-    diagnostics_section(&mut res, outcomes);
+    build_diagnostics::section(&mut res, outcomes);
     for o in outcomes {
         title(&mut res, &o.profile, o.preset.as_deref(), o.error.as_deref());
         let _ =
             write!(res, "\n  Configuration: {}\n  Steps: {}", or_not_specified(o.configuration.as_deref()), steps(o));
         if !o.diagnostics.is_empty() {
             let all: Vec<&BuildDiagnostic> = o.diagnostics.iter().collect();
-            let _ = write!(res, "\n  Diagnostics: {}", severity_counts(&all));
+            let _ = write!(res, "\n  Diagnostics: {}", build_diagnostics::severity_counts(&all));
+        }
+        if let Some(figures) = &o.acceleration {
+            let _ = write!(res, "\n  {}", super::acceleration::line(figures));
         }
         closing(&mut res, o.error.as_deref(), o.process_id);
     }
@@ -223,10 +181,19 @@ pub fn test_text(outcomes: &[TestOutcome]) -> String {
             count(TestStatus::Skipped),
             count(TestStatus::NotRun),
         );
+        if let Some(selection) = &o.selection {
+            let _ = write!(res, "\n  {}", super::cmake_selection::selection_text(selection));
+        }
         for test in &o.tests {
             let duration =
                 test.duration_seconds.map_or_else(|| "duration unavailable".to_owned(), |d| format!("{d:.3} s"));
             let _ = write!(res, "\n    {}: {} ({duration})", test.status.as_str(), test.name);
+            if let Some(flaky) = &test.flaky {
+                let _ = write!(res, " {}", super::cmake_selection::flaky_text(flaky));
+            }
+            for failure in &test.failures {
+                let _ = write!(res, "\n      {}", failure_line(failure));
+            }
             if let Some(message) = &test.message {
                 for line in message.lines() {
                     let _ = write!(res, "\n      {line}");
@@ -236,6 +203,19 @@ pub fn test_text(outcomes: &[TestOutcome]) -> String {
         closing(&mut res, o.error.as_deref(), o.process_id);
     }
     res
+}
+
+/// A failing inner case as a compiler-style line with its message's first line
+/// (`project/t.cpp:57: failure: Suite.Case: Expected equality of these values:`); the whole block
+/// follows in the output lines.
+fn failure_line(failure: &Failure) -> String {
+    let first = failure.message.lines().find(|line| !line.trim().is_empty()).unwrap_or_default().trim();
+    let place = match (&failure.path, failure.line) {
+        (Some(path), Some(line)) => format!("{path}:{line}: "),
+        (Some(path), None) => format!("{path}: "),
+        (None, _) => String::new(),
+    };
+    format!("{place}failure: {}: {first}", failure.case)
 }
 
 pub fn run_test_text(outcome: &RunTestOutcome) -> String {
@@ -253,7 +233,7 @@ pub fn run_test_text(outcome: &RunTestOutcome) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::sync::Arc;
 
     use expect_test::expect;
@@ -261,10 +241,10 @@ mod tests {
     use super::*;
     use crate::cmake::PlainProfile;
     use crate::cmake::profile::{PresetLists, Presets};
-    use crate::cmake::{TestCase, TestStatus};
+    use crate::cmake::{Severity, TestCase, TestStatus};
     use crate::toolchain::{SYSTEM_NAME, Toolset, ToolsetId};
 
-    fn q(text: &str) -> QualifiedPath {
+    pub(in crate::render) fn q(text: &str) -> QualifiedPath {
         QualifiedPath::parse(text).unwrap()
     }
 
@@ -279,11 +259,13 @@ mod tests {
             toolset: system(),
             configuration: Some("Debug".into()),
             mode: Mode::Plain(PlainProfile::new(q("storage/build/cmake-Debug"), "Ninja")),
+            env: Vec::new(),
         };
         let presets = Profile {
             name: "presets".into(),
             toolset: system(),
             configuration: None,
+            env: Vec::new(),
             mode: Mode::Presets(Presets {
                 build_directory: None,
                 lists: PresetLists {
@@ -291,6 +273,7 @@ mod tests {
                     build: vec!["build-ninja-debug".into()],
                     test: Vec::new(),
                 },
+                left_out: PresetLists { configure: vec!["msvc".into()], build: vec!["msvc".into()], test: Vec::new() },
             }),
         };
         expect![[r#"
@@ -314,7 +297,8 @@ mod tests {
               Build directory: Not specified
               Configure presets: ninja-debug, ninja-llvm-dwarf-debug
               Build presets: build-ninja-debug
-              Test presets: None"#]]
+              Test presets: None
+              Left out (condition false on this host): configure msvc; build msvc"#]]
         .assert_eq(&profiles_text(&[plain, presets]));
         expect![[r#"Available CMake profiles: 0."#]].assert_eq(&profiles_text(&[]));
     }
@@ -380,11 +364,15 @@ mod tests {
             severity: Severity::Warning,
             message: "'increment' is deprecated".into(),
             code: Some("-Wdeprecated-declarations".into()),
-            target: Some("fixture_warning".into()),
+            targets: vec!["fixture_warning".into()],
+            count: 1,
+            steps: 1,
+            compiled: true,
+            messages: 1,
         }
     }
 
-    fn error() -> BuildDiagnostic {
+    pub(in crate::render) fn error() -> BuildDiagnostic {
         BuildDiagnostic {
             path: Some(q("project/negative/compile_error.cpp")),
             line: Some(4),
@@ -392,7 +380,11 @@ mod tests {
             severity: Severity::Error,
             message: "use of undeclared identifier 'x'".into(),
             code: None,
-            target: Some("fixture_compile_error".into()),
+            targets: vec!["fixture_compile_error".into()],
+            count: 1,
+            steps: 1,
+            compiled: true,
+            messages: 1,
         }
     }
 
@@ -407,8 +399,10 @@ mod tests {
                 total_steps: Some(9),
                 up_to_date: false,
                 diagnostics: vec![warning("Debug")],
+                failed_steps: Vec::new(),
                 error: None,
                 process_id: Some(ProcessId(6)),
+                acceleration: None,
             },
             BuildOutcome {
                 profile: "presets".into(),
@@ -418,8 +412,12 @@ mod tests {
                 total_steps: Some(41),
                 up_to_date: false,
                 diagnostics: vec![warning("presets"), error(), BuildDiagnostic { severity: Severity::Note, ..error() }],
+                failed_steps: vec![
+                    "Building CXX object CMakeFiles/fixture_compile_error.dir/negative/compile_error.cpp.o".into(),
+                ],
                 error: Some("cmake --build exited with code 1: FAILED: a.o".into()),
                 process_id: Some(ProcessId(7)),
+                acceleration: None,
             },
         ];
         expect![[r#"
@@ -427,7 +425,7 @@ mod tests {
 
             Diagnostics: 1 error; 1 warning; 1 note
               project/negative/compile_error.cpp:4:12: error: use of undeclared identifier 'x' (target fixture_compile_error) in presets/build-ninja-debug
-              …and 2 more in diagnostics (the full transcript: process_get)
+              …and 2 more (1 warning; 1 note): process_get with match="warning|note" on processes 6, 7 finds them
 
             Debug: Succeeded
               Configuration: Debug
@@ -437,7 +435,7 @@ mod tests {
 
             presets (preset: build-ninja-debug): Failed
               Configuration: Not specified
-              Steps: 3 of 41 finished before the failure
+              Steps: 2 of 41 finished; 1 step failed
               Diagnostics: 1 error; 1 warning; 1 note
               Error: cmake --build exited with code 1: FAILED: a.o
               Command output: process_get(process_id=7)"#]]
@@ -451,6 +449,9 @@ mod tests {
             status,
             duration_seconds,
             message: message.map(str::to_owned),
+            crash: None,
+            failures: Vec::new(),
+            flaky: None,
         };
         let outcomes = [TestOutcome {
             profile: "neg".into(),
@@ -464,22 +465,46 @@ mod tests {
                     Some(0.0017),
                     Some("failing on purpose\nsecond line"),
                 ),
+                TestCase {
+                    failures: vec![
+                        Failure {
+                            case: "ParseTest.Empty".into(),
+                            file: Some("/src/tests/parse_test.cpp".into()),
+                            path: Some(q("project/tests/parse_test.cpp")),
+                            line: Some(57),
+                            message: "Expected equality of these values:\n  a\n    Which is: 1".into(),
+                        },
+                        Failure {
+                            case: "ParseTest.Crash".into(),
+                            file: None,
+                            path: None,
+                            line: None,
+                            message: crate::cmake::frameworks::UNFINISHED.into(),
+                        },
+                    ],
+                    ..case("parse_test", TestStatus::Failed, Some(0.01), Some("[ RUN      ] ParseTest.Empty"))
+                },
                 case("fixture_skipped", TestStatus::Skipped, None, Some("SKIP_RETURN_CODE=77")),
                 case("missing", TestStatus::NotRun, Some(0.0), Some("Unable to find executable")),
             ],
             error: Some("ctest exited with code 8; 1 failed, 1 not run".into()),
             process_id: Some(ProcessId(8)),
+            selection: None,
         }];
         expect![[r#"
             CTest results: 0 executions succeeded; 1 failed.
 
             neg: Failed
               Configuration: Debug
-              Tests: 1 passed; 1 failed; 1 skipped; 1 not run
+              Tests: 1 passed; 2 failed; 1 skipped; 1 not run
                 passed: fixture_pass (0.006 s)
                 failed: fixture_intentional_failure (0.002 s)
                   failing on purpose
                   second line
+                failed: parse_test (0.010 s)
+                  project/tests/parse_test.cpp:57: failure: ParseTest.Empty: Expected equality of these values:
+                  failure: ParseTest.Crash: the case started and never finished (the program stopped inside it)
+                  [ RUN      ] ParseTest.Empty
                 skipped: fixture_skipped (duration unavailable)
                   SKIP_RETURN_CODE=77
                 not_run: missing (0.000 s)
@@ -497,6 +522,7 @@ mod tests {
             cwd: q("project/"),
             error: None,
             process_id: Some(ProcessId(9)),
+            crash: None,
         };
         expect![[r#"
             Test executable project/build/ninja-debug/fixture_tests: Succeeded

@@ -192,6 +192,7 @@ mod tests {
                 message: None,
             }],
             ended: false,
+            crash: None,
         };
         expect![[r#"
             Debug session 2: Stopped by signal SIGSEGV (segmentation fault: invalid memory access) in read_through at project/p.cpp:21. Thread 77.

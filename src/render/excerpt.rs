@@ -2,11 +2,12 @@
 
 use std::fmt::Write as _;
 
+use super::thousands;
 use crate::text::{LineEndings, line_endings};
 use crate::workspace::read::FileExcerpt;
 
-/// The text of `workspace_read_file`: the numbered lines, then a note naming line endings other
-/// than LF, and for a cut read where to continue.
+/// The text of `workspace_read_file`: the numbered lines, then notes: a line clipped to the budget,
+/// where a cut read continues, a byte-order mark, line endings other than LF.
 pub fn file_excerpt(excerpt: &FileExcerpt) -> String {
     let mut res = numbered(excerpt.numbered_lines(), "No lines in the selected range.");
     let endings = match line_endings(&excerpt.text) {
@@ -16,14 +17,28 @@ pub fn file_excerpt(excerpt: &FileExcerpt) -> String {
         Some(LineEndings::Lf) | None => None,
     };
     let mut notes = Vec::new();
-    if let Some(cut) = excerpt.continuation {
+    if let Some(clip) = excerpt.clipped {
         notes.push(format!(
-            "Showing lines {}-{} of {}; continue with start_line={} (or pass end_line to read a larger range).",
-            excerpt.start_line,
-            cut.next_start_line - 1,
-            cut.total_lines,
-            cut.next_start_line
+            "Line {} is {} characters; showing the first {} (raise max_bytes for more).",
+            clip.line,
+            thousands(clip.chars),
+            thousands(clip.shown)
         ));
+    }
+    if let Some(cut) = excerpt.continuation {
+        let shown_end = cut.next_start_line - 1;
+        let (of, more) = if cut.explicit {
+            (format!("of the requested {}-{}", excerpt.start_line, cut.last_line), "raise max_bytes")
+        } else {
+            (format!("of {}", cut.last_line), "pass end_line to read a larger range")
+        };
+        notes.push(format!(
+            "Showing lines {}-{shown_end} {of}; continue with start_line={} (or {more}).",
+            excerpt.start_line, cut.next_start_line
+        ));
+    }
+    if excerpt.bom {
+        notes.push("Encoding: UTF-8 with BOM.".to_owned());
     }
     notes.extend(endings.map(str::to_owned));
     if !notes.is_empty() {
@@ -71,6 +86,8 @@ mod tests {
             text: text.into(),
             start_line: 1,
             continuation,
+            clipped: None,
+            bom: false,
         };
         expect![[r#"
             1 | a
@@ -78,7 +95,7 @@ mod tests {
 
             CRLF line endings."#]]
         .assert_eq(&file_excerpt(&excerpt("a\r\nb\r\n", None)));
-        let cut = crate::workspace::read::Continuation { next_start_line: 3, total_lines: 9 };
+        let cut = crate::workspace::read::Continuation { next_start_line: 3, last_line: 9, explicit: false };
         expect![[r#"
             1 | a
             2 | b

@@ -8,8 +8,21 @@ fn lines(n: u64) -> String {
     if n == 1 { "1 line".to_owned() } else { format!("{n} lines") }
 }
 
-/// `Created project/a.txt (3 lines added).` or `Overwrote project/a.txt (2 lines removed, 3 lines added).`
+/// `Created project/a.txt (3 lines added).` or `Overwrote project/a.txt (2 lines removed, 3 lines added).`,
+/// then what was converted to keep the file's form.
 pub fn file_written(write: &FileWrite) -> String {
+    let mut res = written(write);
+    let kept = match (write.kept.crlf, write.kept.bom) {
+        (true, true) => "CRLF line endings and UTF-8 byte-order mark (the text had LF endings and no mark)",
+        (true, false) => "CRLF line endings (the text had LF endings)",
+        (false, true) => "UTF-8 byte-order mark (the text had none)",
+        (false, false) => return res,
+    };
+    res.push_str(&format!(" Kept the file's {kept}; exact: true writes the text as given."));
+    res
+}
+
+fn written(write: &FileWrite) -> String {
     match write.action {
         WriteAction::Created => format!("Created {} ({} added).", write.path, lines(write.lines_added)),
         WriteAction::Overwritten => format!(
@@ -46,6 +59,7 @@ mod tests {
     use super::*;
     use crate::workspace::diff::FileDiff;
     use crate::workspace::path::QualifiedPath;
+    use crate::workspace::write::KeptForm;
 
     fn q(s: &str) -> QualifiedPath {
         QualifiedPath::parse(s).unwrap()
@@ -54,7 +68,15 @@ mod tests {
     fn write(action: WriteAction, lines_removed: u64, lines_added: u64) -> String {
         let path = q("project/src/a.cpp");
         let diff = FileDiff { path: path.clone(), changes: Vec::new(), hunks: Vec::new() };
-        file_written(&FileWrite { path, action, lines_removed, lines_added, diff, before: None })
+        file_written(&FileWrite {
+            path,
+            action,
+            lines_removed,
+            lines_added,
+            diff,
+            before: None,
+            kept: KeptForm::default(),
+        })
     }
 
     #[test]

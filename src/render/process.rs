@@ -6,15 +6,19 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use super::markdown;
 use super::workspace::iso_timestamp as iso;
-use crate::process::{Details, LogEntry, Overview, ProcessInfo, Status, StatusFilter};
+use super::{markdown, thousands};
+use crate::process::{Details, LogEntry, Overview, ProcessInfo, Shortener, Status, StatusFilter, signal_name};
+use crate::text::plural;
 
 /// The readable outcome of a status.
 pub fn outcome(status: Status) -> String {
     match status {
         Status::Running => "Running".to_owned(),
         Status::Exited(0) => "Completed successfully".to_owned(),
+        Status::Exited(code) if code < 0 && cfg!(unix) => {
+            format!("Killed by signal {} ({})", -code, signal_name(-code))
+        }
         Status::Exited(code) => format!("Exited with code {code}"),
         Status::Interrupted => "Interrupted by timeout".to_owned(),
         Status::Stopped => "Stopped".to_owned(),
@@ -27,11 +31,10 @@ pub fn filter_name(filter: StatusFilter) -> &'static str {
         StatusFilter::All => "all",
         StatusFilter::Running => "running",
         StatusFilter::Completed => "completed",
+        StatusFilter::Failed => "failed",
+        StatusFilter::Succeeded => "succeeded",
+        StatusFilter::RunningOrFailed => "running_or_failed",
     }
-}
-
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// `600 s`, `0.5 s`, or `None`.
@@ -86,12 +89,13 @@ fn quote_windows(word: &str) -> String {
     res
 }
 
-fn process_block(res: &mut String, info: &ProcessInfo) {
+/// The process's lines; `cwd` is the working directory as the text shows it (qualified).
+fn process_block(res: &mut String, info: &ProcessInfo, cwd: &str) {
     let summary = &info.summary;
     let _ = writeln!(res, "{}", command_line(info));
     let _ = writeln!(res, "  Process: {}; PID: {}", info.id, info.pid);
     let _ = writeln!(res, "  Outcome: {}", outcome(info.status));
-    let _ = writeln!(res, "  Working directory: {}", summary.cwd);
+    let _ = writeln!(res, "  Working directory: {cwd}");
     let _ = writeln!(res, "  Started: {}", iso(&info.started));
     let _ = writeln!(res, "  Work time: {:.3} s", info.work_time.as_secs_f64());
     let _ = writeln!(res, "  Encoding: {}", summary.encoding);
@@ -99,18 +103,35 @@ fn process_block(res: &mut String, info: &ProcessInfo) {
     let _ = writeln!(res, "  Idle timeout: {}", limit(summary.timeout.idle));
 }
 
-/// Plain text of `processes_overview`.
-pub fn overview_text(overview: &Overview, filter: StatusFilter) -> String {
+/// Longest command line an overview line shows.
+const COMMAND_CHARS: usize = 160;
+
+/// Plain text of `processes_overview`: the counts, then one line per listed process with its
+/// outcome, work time and command line (host paths rewritten by `shorten`, long ones clipped).
+pub fn overview_text(overview: &Overview, filter: StatusFilter, shorten: &Shortener) -> String {
+    let succeeded = overview.completed - overview.failed;
     let mut res = format!(
-        "{}; {} completed. Showing {} (filter: {}).\n",
-        plural(overview.running, "running process", "running processes"),
-        overview.completed,
+        "{} running, {} failed, {} succeeded. Showing {} (status: {}).",
+        overview.running,
+        overview.failed,
+        succeeded,
         plural(overview.processes.len(), "process", "processes"),
         filter_name(filter),
     );
-    for info in &overview.processes {
+    if filter == StatusFilter::RunningOrFailed && succeeded > 0 {
+        let _ = write!(res, " The {succeeded} succeeded are listed with status \"succeeded\" or \"all\".");
+    }
+    res.push('\n');
+    if !overview.processes.is_empty() {
         res.push('\n');
-        process_block(&mut res, info);
+    }
+    for info in &overview.processes {
+        let command = shorten.shorten(&command_line(info));
+        let shown = match command.char_indices().nth(COMMAND_CHARS) {
+            Some((cut, _)) => format!("{}…", &command[..cut]),
+            None => command,
+        };
+        let _ = writeln!(res, "{}. {} ({:.1} s): {shown}", info.id, outcome(info.status), info.work_time.as_secs_f64());
     }
     res
 }
@@ -127,26 +148,33 @@ pub struct Cut {
     pub at_start: bool,
 }
 
-/// `1234567` → `1,234,567`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut res = String::new();
-    for (idx, c) in digits.chars().enumerate() {
-        if idx > 0 && (digits.len() - idx).is_multiple_of(3) {
-            res.push(',');
-        }
-        res.push(c);
-    }
-    res
+/// What a `match` searched: the span of transcript lines and how many of them matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Search {
+    pub lines: Option<(u64, u64)>,
+    pub matches: u64,
 }
 
-/// Plain text of `process_get`: the process block, then one header per run of entries from the same
-/// stream and their raw text (with `matched`, each line after its absolute number), and a marker
-/// where `max_bytes` cut.
-pub fn details_text(details: &Details, cut: Option<Cut>, matched: bool) -> String {
+/// Plain text of `process_get`: the process block, what a `match` searched, then one header per run
+/// of entries from the same stream and their raw text (after a `match`, each line after its absolute
+/// number), and a marker where `max_bytes` cut.
+pub fn details_text(details: &Details, cwd: &str, cut: Option<Cut>, search: Option<Search>) -> String {
     let mut res = String::new();
-    process_block(&mut res, &details.process);
+    process_block(&mut res, &details.process, cwd);
     res.push('\n');
+    let matched = search.is_some();
+    if let Some(search) = search {
+        let found = match search.matches {
+            1 => "1 matching line".to_owned(),
+            n => format!("{} matching lines", thousands(n)),
+        };
+        match search.lines {
+            Some((a, b)) => {
+                let _ = writeln!(res, "Searched transcript {}: {found}.", line_span(a, b));
+            }
+            None => res.push_str("Searched no transcript lines (none in the selected range).\n"),
+        }
+    }
     match details.lines {
         Some((a, b)) => {
             let _ = writeln!(res, "Returned transcript {}:", line_span(a, b));
@@ -301,6 +329,10 @@ mod tests {
         }
     }
 
+    fn shortener() -> Shortener {
+        Shortener::new(&crate::workspace::path::Roots::new("/work/proj".into(), "/work/.proj.forgemcp".into()))
+    }
+
     #[track_caller]
     fn check(actual: String, expect: Expect) {
         expect.assert_eq(&actual);
@@ -322,7 +354,7 @@ mod tests {
             expect![[r#"
                 Completed successfully
                 Exited with code 2
-                Exited with code -9
+                Killed by signal 9 (SIGKILL)
                 Running
                 Interrupted by timeout
                 Stopped
@@ -343,50 +375,34 @@ mod tests {
     }
 
     #[test]
-    fn overview_lists_each_process_block() {
+    fn overview_lists_one_line_per_process() {
         let overview = Overview {
             running: 1,
             completed: 1,
+            failed: 0,
             processes: vec![
-                info(1, &["--build", "storage/build dir"], Status::Exited(0)),
+                info(1, &["--build", "/work/.proj.forgemcp/build dir"], Status::Exited(0)),
                 info(2, &[], Status::Running),
             ],
         };
         check(
-            overview_text(&overview, StatusFilter::All),
+            overview_text(&overview, StatusFilter::All, &shortener()),
             expect![[r#"
-                1 running process; 1 completed. Showing 2 processes (filter: all).
+                1 running, 0 failed, 1 succeeded. Showing 2 processes (status: all).
 
-                /usr/bin/cmake --build 'storage/build dir'
-                  Process: 1; PID: 4242
-                  Outcome: Completed successfully
-                  Working directory: /work/proj
-                  Started: 2026-09-07T12:45:12.123456Z
-                  Work time: 1.234 s
-                  Encoding: utf-8
-                  Total timeout: 600 s
-                  Idle timeout: 2.5 s
-
-                /usr/bin/cmake
-                  Process: 2; PID: 4242
-                  Outcome: Running
-                  Working directory: /work/proj
-                  Started: 2026-09-07T12:45:12.123456Z
-                  Work time: 1.234 s
-                  Encoding: utf-8
-                  Total timeout: 600 s
-                  Idle timeout: 2.5 s
+                1. Completed successfully (1.2 s): root/usr/bin/cmake --build 'storage/build dir'
+                2. Running (1.2 s): root/usr/bin/cmake
             "#]],
         );
     }
 
     #[test]
     fn empty_overview_says_so() {
-        let overview = Overview { running: 0, completed: 3, processes: Vec::new() };
+        let overview = Overview { running: 0, completed: 3, failed: 1, processes: Vec::new() };
         check(
-            overview_text(&overview, StatusFilter::Running),
+            overview_text(&overview, StatusFilter::RunningOrFailed, &shortener()),
             expect![[r#"
-                0 running processes; 3 completed. Showing 0 processes (filter: running).
+                0 running, 1 failed, 2 succeeded. Showing 0 processes (status: running_or_failed). The 2 succeeded are listed with status "succeeded" or "all".
             "#]],
         );
     }
@@ -402,12 +418,12 @@ mod tests {
             lines: Some((1, 3)),
         };
         check(
-            details_text(&details, None, false),
+            details_text(&details, "project/", None, None),
             expect![[r#"
                 /usr/bin/cmake -E echo
                   Process: 3; PID: 4242
                   Outcome: Exited with code 1
-                  Working directory: /work/proj
+                  Working directory: project/
                   Started: 2026-09-07T12:45:12.123456Z
                   Work time: 1.234 s
                   Encoding: utf-8
@@ -427,13 +443,14 @@ mod tests {
     #[test]
     fn details_without_fragments_say_so() {
         let details = Details { process: info(3, &[], Status::Interrupted), transcript: Vec::new(), lines: None };
-        let text = details_text(&details, None, false);
+        let text = details_text(&details, "project/", None, None);
         assert!(text.ends_with("\nNo transcript entries in the selected range.\n"), "{text}");
     }
 
     #[test]
     fn overview_markdown_links_each_process() {
-        let overview = Overview { running: 0, completed: 1, processes: vec![info(1, &[], Status::Interrupted)] };
+        let overview =
+            Overview { running: 0, completed: 1, failed: 1, processes: vec![info(1, &[], Status::Interrupted)] };
         check(
             overview_markdown(&overview),
             expect![[r#"
@@ -445,7 +462,7 @@ mod tests {
             "#]],
         );
         check(
-            overview_markdown(&Overview { running: 0, completed: 0, processes: Vec::new() }),
+            overview_markdown(&Overview { running: 0, completed: 0, failed: 0, processes: Vec::new() }),
             expect![[r#"
                 # Processes
 

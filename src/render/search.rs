@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::render::markdown;
+use crate::render::{markdown, thousands};
 use crate::workspace::search::SearchOptions;
 use crate::workspace::text_search::TextSearch;
 
@@ -23,6 +23,35 @@ fn extensions_label(extensions: Option<&[String]>) -> String {
     }
 }
 
+/// Directories listed in the per-directory counts at most.
+const MAX_DIRECTORIES: usize = 8;
+
+/// Matching lines per directory below the search path, most first: the shallowest level (down to
+/// three) at which the files with matches fall into more than one directory; files directly in a
+/// listed level count under the search path itself.
+pub fn by_directory(result: &TextSearch) -> Vec<(String, u64)> {
+    let base = result.path.to_string();
+    let base = base.trim_end_matches('/');
+    let mut groups: Vec<(String, u64)> = Vec::new();
+    for depth in 1..=3 {
+        let mut counts: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+        for (path, n) in &result.file_counts {
+            let full = path.to_string();
+            let rel = full.strip_prefix(base).unwrap_or(&full).trim_start_matches('/');
+            let dirs: Vec<&str> = rel.split('/').collect();
+            let kept = &dirs[..(dirs.len() - 1).min(depth)];
+            let key = if kept.is_empty() { format!("{base}/") } else { format!("{base}/{}/", kept.join("/")) };
+            *counts.entry(key).or_default() += n;
+        }
+        groups = counts.into_iter().collect();
+        if groups.len() > 1 {
+            break;
+        }
+    }
+    groups.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    groups
+}
+
 /// The tool's text content.
 pub fn text(result: &TextSearch, options: &SearchOptions) -> String {
     let mode = if options.regex { "regular expression" } else { "literal text" };
@@ -31,16 +60,58 @@ pub fn text(result: &TextSearch, options: &SearchOptions) -> String {
     let _ = writeln!(res, "Search for \"{}\" ({mode}; {case})", options.query);
     let _ = writeln!(res, "Path: {}", result.path);
     let _ = writeln!(res, "Extensions: {}", extensions_label(options.extensions.as_deref()));
+    if !options.exclude.is_empty() {
+        let _ = writeln!(res, "Excluded: {}", options.exclude.join(", "));
+    }
+    if !result.excluded_dirs.is_empty() {
+        let dirs: Vec<String> = result.excluded_dirs.iter().map(|d| format!("{d}/")).collect();
+        let _ = writeln!(res, "Excluded by the server (--exclude-dir): {}", dirs.join(", "));
+    }
     res.push('\n');
-    let _ = writeln!(
-        res,
-        "Returned {} of {} matching lines in {} displayed files.",
-        result.matches.len(),
-        result.matches_count,
-        result.displayed_files()
-    );
-    let _ = writeln!(res, "Truncated: {}", if result.truncated() { "yes" } else { "no" });
-    let _ = write!(res, "Skipped files: {}.", result.skipped_files.len());
+    let n_files = result.file_counts.len() as u64;
+    if result.files_page.is_some() {
+        let listed: Vec<_> = result.listed_files().collect();
+        let _ = write!(
+            res,
+            "{} matching lines in {} files; returned {}.",
+            thousands(result.matches_count),
+            thousands(n_files),
+            span("file", result.offset, listed.len() as u64, n_files)
+        );
+    } else {
+        let _ = writeln!(
+            res,
+            "Returned {} of {} matching lines in {} displayed files{}.",
+            result.matches.len(),
+            result.matches_count,
+            result.displayed_files(),
+            if result.offset > 0 { format!(" (after the first {})", result.offset) } else { String::new() }
+        );
+        let _ = writeln!(res, "Truncated: {}", if result.truncated() { "yes" } else { "no" });
+        if result.over_budget > 0 {
+            let _ =
+                writeln!(res, "The result's byte budget left out {} more of the requested lines.", result.over_budget);
+        }
+        let _ = write!(res, "Skipped files: {}.", result.skipped_files.len());
+    }
+    let groups = by_directory(result);
+    if groups.len() > 1 {
+        let shown: Vec<String> =
+            groups.iter().take(MAX_DIRECTORIES).map(|(dir, n)| format!("{} in {dir}", thousands(*n))).collect();
+        let more = groups.len().saturating_sub(MAX_DIRECTORIES);
+        let more = if more > 0 { format!(" and {more} more directories") } else { String::new() };
+        let _ = write!(res, "\nBy directory: {}{more}.", shown.join(", "));
+    }
+    let next = result.offset + result.matches.len() as u64;
+    if result.files_page.is_none() && next < result.matches_count && !result.matches.is_empty() {
+        let _ = write!(res, "\nMore: offset={next} (or narrow with path, extensions or exclude).");
+    }
+    if result.files_page.is_some() {
+        for (path, n) in result.listed_files() {
+            let _ = write!(res, "\n{path} ({})", lines(n));
+        }
+        return res;
+    }
     let width = result.matches.iter().map(|m| m.line).max().unwrap_or(0).to_string().len();
     let mut current = None;
     for m in &result.matches {
@@ -48,9 +119,38 @@ pub fn text(result: &TextSearch, options: &SearchOptions) -> String {
             let _ = write!(res, "\n\n{}", m.path);
             current = Some(&m.path);
         }
-        let _ = write!(res, "\n  {:>width$} | {}", m.line, m.text);
+        match m.clip {
+            Some(clip) => {
+                let column = m.spans.first().map_or(clip.from, |span| clip.from + span[0]) + 1;
+                let _ = write!(
+                    res,
+                    "\n  {:>width$} | (line {} is {} characters; showing {} around column {column}) {}",
+                    m.line,
+                    m.line,
+                    thousands(clip.line_chars as u64),
+                    m.text.chars().count(),
+                    m.text
+                );
+            }
+            None => {
+                let _ = write!(res, "\n  {:>width$} | {}", m.line, m.text);
+            }
+        }
     }
     res
+}
+
+/// `1 line`, `1,336 lines`.
+fn lines(n: u64) -> String {
+    if n == 1 { "1 line".to_owned() } else { format!("{} lines", thousands(n)) }
+}
+
+/// `files 21–40 of 57`, `none of 57 files`.
+fn span(what: &str, offset: u64, n: u64, total: u64) -> String {
+    if n == 0 {
+        return format!("none of {} {what}s (offset {offset})", thousands(total));
+    }
+    format!("{what}s {}–{} of {}", offset + 1, offset + n, thousands(total))
 }
 
 /// The `forgemcp://workspace/search…` Markdown resource.
@@ -87,8 +187,13 @@ mod tests {
 
     fn sample() -> (TextSearch, SearchOptions) {
         let q = |s: &str| QualifiedPath::parse(s).unwrap();
-        let m =
-            |p: &str, line: u64, text: &str| TextMatch { path: q(p), line, text: text.into(), spans: vec![[4, 10]] };
+        let m = |p: &str, line: u64, text: &str| TextMatch {
+            path: q(p),
+            line,
+            text: text.into(),
+            spans: vec![[4, 10]],
+            clip: None,
+        };
         let result = TextSearch {
             path: q("project/"),
             matches: vec![
@@ -98,6 +203,12 @@ mod tests {
             ],
             matches_count: 5,
             skipped_files: vec![q("project/bin/app")],
+            file_counts: vec![(q("project/a.cpp"), 4), (q("project/b/c.h"), 1)],
+            offset: 0,
+            files_page: None,
+            excluded_dirs: Vec::new(),
+            over_budget: 0,
+            index: crate::workspace::search::index::IndexStatus::Ready,
         };
         let options = SearchOptions {
             query: "needle".into(),
@@ -105,6 +216,9 @@ mod tests {
             case_sensitive: true,
             extensions: Some(vec!["cpp".into(), ".h".into()]),
             max_matches: 3,
+            offset: 0,
+            exclude: Vec::new(),
+            excluded_dirs: Vec::new(),
         };
         (result, options)
     }
@@ -120,6 +234,8 @@ mod tests {
             Returned 3 of 5 matching lines in 2 displayed files.
             Truncated: yes
             Skipped files: 1.
+            By directory: 4 in project/, 1 in project/b/.
+            More: offset=3 (or narrow with path, extensions or exclude).
 
             project/a.cpp
                3 | int needle = 1;

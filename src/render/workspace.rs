@@ -27,7 +27,8 @@ fn count(n: usize, one: &str, many: &str) -> String {
     if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
 }
 
-/// The plain-text result of a file search.
+/// The plain-text result of a file search: one path a line (sizes and times are in the structured
+/// result only).
 pub fn found_files(found: &FoundFiles) -> String {
     let mut res = format!("Files matching \"{}\" in {}.\n", found.pattern, found.path);
     let _ = write!(res, "Found {}.", count(found.files.len(), "file", "files"));
@@ -35,13 +36,7 @@ pub fn found_files(found: &FoundFiles) -> String {
         res.push('\n');
     }
     for file in &found.files {
-        let _ = write!(
-            res,
-            "\n{}\n  Size: {}; modified: {}",
-            file.path,
-            byte_count(file.size_bytes),
-            iso_timestamp(&file.modified_at)
-        );
+        let _ = write!(res, "\n{}", file.path);
     }
     res
 }
@@ -138,15 +133,13 @@ mod tests {
     }
 
     #[test]
-    fn found_files_list_paths_with_size_and_time() {
+    fn found_files_list_one_path_a_line() {
         expect![[r#"
             Files matching "*.cpp" in project/.
             Found 2 files.
 
             project/src/a.cpp
-              Size: 1 byte; modified: 2026-09-07T12:45:12.123456Z
-            project/src/b.cpp
-              Size: 2048 bytes; modified: 2026-09-07T12:45:12.123456Z"#]]
+            project/src/b.cpp"#]]
         .assert_eq(&found_files(&found(&[("project/src/a.cpp", 1), ("project/src/b.cpp", 2048)])));
     }
 

@@ -105,6 +105,8 @@ pub struct ClangdDocumentSymbolsArgs {
 
 /// Default `limit` of `clangd_references`: 40 locations with 7-line previews stay under ~16 KB.
 pub const REFERENCES_LIMIT: u32 = 40;
+/// Default `limit` of `clangd_workspace_symbols`.
+pub const WORKSPACE_SYMBOLS_LIMIT: u32 = 40;
 /// Default `limit` of `clangd_document_symbols`: 300 outline lines stay under ~16 KB.
 pub const SYMBOLS_LIMIT: u32 = 300;
 
@@ -113,6 +115,9 @@ pub const SYMBOLS_LIMIT: u32 = 300;
 pub struct ClangdWorkspaceSymbolsArgs {
     /// Symbol name or fragment.
     pub query: String,
+    /// Default 40.
+    #[serde(default)]
+    pub limit: Option<u32>,
     /// Configuration ids; omitted or [] = all.
     #[serde(default)]
     pub configurations: Option<Vec<String>>,
@@ -216,7 +221,7 @@ pub fn register(registry: &mut Registry, clangd: &Arc<ClangdService>) {
             call.progress.report(0.0, None, "Finding clangd configurations");
             let contexts = service.configurations().await;
             call.progress.report(1.0, Some(1.0), "Completed configuration discovery");
-            let text = render::clangd::configurations(&contexts);
+            let text = render::clangd::configurations(&contexts, &service.unavailable());
             Ok(ToolOutput::new(text, ClangdResult { result: contexts }))
         },
     );
@@ -300,7 +305,9 @@ pub fn register(registry: &mut Registry, clangd: &Arc<ClangdService>) {
         ("clangd_workspace_symbols", "Clangd workspace symbols", "Find symbols by name in every file clangd indexed."),
         |service, args: ClangdWorkspaceSymbolsArgs, call| async move {
             let limits = Limits::check(args.configurations, args.timeout)?;
-            let result = service.workspace_symbols(&args.query, limits.scope(&call)).await.map_err(failure)?;
+            let mut result = service.workspace_symbols(&args.query, limits.scope(&call)).await.map_err(failure)?;
+            let limit = args.limit.unwrap_or(WORKSPACE_SYMBOLS_LIMIT) as usize;
+            result.iter_mut().for_each(|answer| answer.limit(limit));
             let text = render::clangd::workspace_symbols(&args.query, &result);
             Ok(ToolOutput::new(text, ClangdResult { result }))
         },

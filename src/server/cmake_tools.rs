@@ -7,18 +7,23 @@
 //! log. Selection and argument problems are tool errors.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::call::Call;
+use crate::clangd::standing::EarlierBuild;
 use crate::cmake::{
     self, BuildDiagnostic, BuildOutcome, BuildRequest, CmakeService, ConfigureOutcome, Mode, Profile, RunTestOutcome,
-    Severity, TestOutcome, TestRequest, TestStatus,
+    Selection, Severity, TestOutcome, TestRequest, TestStatus,
 };
-use crate::process::Timeout;
+use crate::debug::postmortem::Crash;
 use crate::render;
+use crate::server::cmake_args::{
+    CmakeBuildArgs, CmakeConfigureArgs, CmakeProfilesArgs, CmakeRunTestArgs, CmakeTestArgs, names_argument,
+    parallel_argument, repeat_argument, select_argument,
+};
+use crate::server::cmake_test_items::{FlakyItem, TestFailureItem, TestSelectionItem};
 use crate::server::registry::{Annotations, Registry, ToolError, ToolOutput, ToolSpec};
 use crate::widgets::{Icon, Widget};
 
@@ -28,132 +33,6 @@ pub fn register(registry: &mut Registry, cmake: &Arc<CmakeService>) {
     register_build(registry, cmake);
     register_test(registry, cmake);
     register_run_test(registry, cmake);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Arguments.
-
-/// `ProcessTimeout`: seconds (≥ 0); null or absent disables that limit.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ProcessTimeoutArg {
-    /// Limit from the start of each execution.
-    #[serde(default)]
-    #[schemars(range(min = 0))]
-    pub total: Option<f64>,
-    /// Limit without new output.
-    #[serde(default)]
-    #[schemars(range(min = 0))]
-    pub idle: Option<f64>,
-}
-
-fn default_timeout() -> ProcessTimeoutArg {
-    let secs = cmake::DEFAULT_TIMEOUT.total.map(|total| total.as_secs_f64());
-    ProcessTimeoutArg { total: secs, idle: None }
-}
-
-impl ProcessTimeoutArg {
-    fn to_timeout(self) -> Result<Timeout, ToolError> {
-        let limit = |name: &str, value: Option<f64>| -> Result<Option<Duration>, ToolError> {
-            let Some(secs) = value else { return Ok(None) };
-            if !secs.is_finite() || secs < 0.0 {
-                return Err(ToolError::User(format!(
-                    "Invalid argument `timeout.{name}`: it must be a finite number of seconds, at least 0."
-                )));
-            }
-            Duration::try_from_secs_f64(secs)
-                .map(Some)
-                .map_err(|_| ToolError::User(format!("Invalid argument `timeout.{name}`: {secs} seconds is too long.")))
-        };
-        Ok(Timeout { total: limit("total", self.total)?, idle: limit("idle", self.idle)? })
-    }
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CmakeProfilesArgs {}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CmakeConfigureArgs {
-    /// Profile names; null or [] = all.
-    #[serde(default)]
-    pub profiles: Option<Vec<String>>,
-    /// Per execution.
-    #[serde(default = "default_timeout")]
-    pub timeout: ProcessTimeoutArg,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CmakeBuildArgs {
-    /// Profile names; null or [] = all.
-    #[serde(default)]
-    pub profiles: Option<Vec<String>>,
-    /// Targets to build; null = the default target.
-    #[serde(default)]
-    pub targets: Option<Vec<String>>,
-    #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub parallel: Option<u32>,
-    #[serde(default = "default_timeout")]
-    pub timeout: ProcessTimeoutArg,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CmakeTestArgs {
-    /// Profile names; null or [] = all.
-    #[serde(default)]
-    pub profiles: Option<Vec<String>>,
-    /// Exact test names; null = all tests.
-    #[serde(default)]
-    pub names: Option<Vec<String>>,
-    #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub parallel: Option<u32>,
-    #[serde(default = "default_timeout")]
-    pub timeout: ProcessTimeoutArg,
-}
-
-fn default_cwd() -> String {
-    "project/".to_owned()
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CmakeRunTestArgs {
-    /// A built executable in project/ or storage/.
-    pub executable: String,
-    /// Literal arguments (spaces and empty strings kept).
-    #[serde(default)]
-    pub arguments: Option<Vec<String>>,
-    /// Existing working directory in project/ or storage/.
-    #[serde(default = "default_cwd")]
-    pub cwd: String,
-    #[serde(default = "default_timeout")]
-    pub timeout: ProcessTimeoutArg,
-}
-
-/// A non-empty list of non-empty names, or absent.
-fn names_argument(argument: &str, names: Option<Vec<String>>, what: &str) -> Result<Vec<String>, ToolError> {
-    match names {
-        None => Ok(Vec::new()),
-        Some(names) if names.is_empty() => {
-            Err(ToolError::User(format!("Invalid argument `{argument}`: the list is empty; omit it for {what}.")))
-        }
-        Some(names) if names.iter().any(|name| name.is_empty()) => {
-            Err(ToolError::User(format!("Invalid argument `{argument}`: names must not be empty.")))
-        }
-        Some(names) => Ok(names),
-    }
-}
-
-fn parallel_argument(parallel: Option<u32>) -> Result<Option<u32>, ToolError> {
-    match parallel {
-        Some(0) => Err(ToolError::User("Invalid argument `parallel`: it must be at least 1.".to_owned())),
-        other => Ok(other),
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -180,6 +59,21 @@ pub struct CmakeProfile {
     pub configuration: Option<String>,
     /// Plain profiles only.
     pub generator: Option<String>,
+    /// `NAME[:TYPE]=value` defines (plain profiles).
+    pub defines: Vec<String>,
+    /// Other settings as `key=value` (plain profiles: compilers, toolchain file, launcher,
+    /// sanitizers).
+    pub options: Vec<String>,
+    /// Presets of the files the automatic profile leaves out because their `condition` (or that of
+    /// the configure preset they use) is false on this host.
+    pub left_out_presets: LeftOutPresets,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct LeftOutPresets {
+    pub configure: Vec<String>,
+    pub build: Vec<String>,
+    pub test: Vec<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -220,6 +114,8 @@ pub struct CmakeBuildItem {
     /// The sole outcome field: null = success, otherwise why (with the exit code).
     pub error: Option<String>,
     pub process_id: Option<u64>,
+    /// What the compiler launcher did in this build; null without one.
+    pub acceleration: Option<crate::cmake::acceleration::figures::Acceleration>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -241,8 +137,13 @@ pub struct BuildDiagnosticItem {
     pub message: String,
     /// `-Wflag`, `C2065`, `LNK2019`.
     pub code: Option<String>,
-    /// The CMake target whose build step printed it.
+    /// The CMake target whose build step printed it first.
     pub target: Option<String>,
+    /// Every CMake target whose build steps printed it.
+    pub targets: Vec<String>,
+    /// How many times the transcript printed it (a header's warning once per translation unit, a
+    /// template's error once per instantiation); listed once.
+    pub count: u32,
 }
 
 impl From<&BuildDiagnostic> for BuildDiagnosticItem {
@@ -258,7 +159,9 @@ impl From<&BuildDiagnostic> for BuildDiagnosticItem {
             },
             message: d.message.clone(),
             code: d.code.clone(),
-            target: d.target.clone(),
+            target: d.targets.first().cloned(),
+            targets: d.targets.clone(),
+            count: d.count,
         }
     }
 }
@@ -285,6 +188,12 @@ pub struct TestCaseItem {
     pub duration_seconds: Option<f64>,
     /// Failure text and output tail, or why the test was skipped or not run.
     pub message: Option<String>,
+    /// A crashed or timed-out case's stack (its text is at the end of `message`).
+    pub crash: Option<Crash>,
+    /// Each failing inner case of a GoogleTest, Catch2 or doctest program.
+    pub failures: Vec<TestFailureItem>,
+    /// With repeat_until_fail: failed after passing earlier runs.
+    pub flaky: Option<FlakyItem>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -294,6 +203,8 @@ pub struct CmakeTestItem {
     pub preset: Option<String>,
     pub configuration: Option<String>,
     pub tests: Vec<TestCaseItem>,
+    /// What select chose and why (null for "all").
+    pub selection: Option<TestSelectionItem>,
     /// The sole outcome field: null = CTest exited with 0 and no case failed or did not run.
     pub error: Option<String>,
     pub process_id: Option<u64>,
@@ -312,13 +223,15 @@ pub struct CmakeRunTestResult {
     /// The sole outcome field: null = exit code 0.
     pub error: Option<String>,
     pub process_id: Option<u64>,
+    /// A crash's or timeout's stack (its text is at the end of `error`).
+    pub crash: Option<Crash>,
 }
 
 impl From<&Profile> for CmakeProfile {
     fn from(profile: &Profile) -> CmakeProfile {
-        let (mode, lists) = match &profile.mode {
-            Mode::Plain(_) => (ProfileMode::Plain, None),
-            Mode::Presets(presets) => (ProfileMode::Presets, Some(&presets.lists)),
+        let (mode, lists, left_out) = match &profile.mode {
+            Mode::Plain(_) => (ProfileMode::Plain, None, None),
+            Mode::Presets(presets) => (ProfileMode::Presets, Some(&presets.lists), Some(&presets.left_out)),
         };
         CmakeProfile {
             name: profile.name.clone(),
@@ -330,6 +243,13 @@ impl From<&Profile> for CmakeProfile {
             test_presets: lists.map(|l| l.test.clone()).unwrap_or_default(),
             configuration: profile.configuration.clone(),
             generator: profile.generator().map(str::to_owned),
+            defines: profile.defines(),
+            options: profile.options(),
+            left_out_presets: LeftOutPresets {
+                configure: left_out.map(|l| l.configure.clone()).unwrap_or_default(),
+                build: left_out.map(|l| l.build.clone()).unwrap_or_default(),
+                test: left_out.map(|l| l.test.clone()).unwrap_or_default(),
+            },
         }
     }
 }
@@ -358,6 +278,7 @@ impl From<&BuildOutcome> for CmakeBuildItem {
             diagnostics: o.diagnostics.iter().map(BuildDiagnosticItem::from).collect(),
             error: o.error.clone(),
             process_id: o.process_id.map(|id| id.0),
+            acceleration: o.acceleration.clone(),
         }
     }
 }
@@ -368,6 +289,7 @@ impl From<&TestOutcome> for CmakeTestItem {
             profile: o.profile.clone(),
             preset: o.preset.clone(),
             configuration: o.configuration.clone(),
+            selection: o.selection.as_ref().map(Into::into),
             tests: o
                 .tests
                 .iter()
@@ -381,6 +303,9 @@ impl From<&TestOutcome> for CmakeTestItem {
                     },
                     duration_seconds: t.duration_seconds,
                     message: t.message.clone(),
+                    crash: t.crash.clone(),
+                    failures: t.failures.iter().map(Into::into).collect(),
+                    flaky: t.flaky.as_ref().map(Into::into),
                 })
                 .collect(),
             error: o.error.clone(),
@@ -397,6 +322,7 @@ impl From<&RunTestOutcome> for CmakeRunTestResult {
             cwd: o.cwd.to_string(),
             error: o.error.clone(),
             process_id: o.process_id.map(|id| id.0),
+            crash: o.crash.clone(),
         }
     }
 }
@@ -421,8 +347,15 @@ fn register_profiles(registry: &mut Registry, cmake: &Arc<CmakeService>) {
         move |_args: CmakeProfilesArgs, call: Call| {
             let service = service.clone();
             async move {
-                let profiles = service.profiles(&call).await.map_err(|err| ToolError::user(&err))?;
-                let text = render::cmake::profiles_text(&profiles);
+                let (profiles, text) = match service.profiles(&call).await {
+                    Ok(profiles) => {
+                        let text = render::cmake::profiles_text(&profiles);
+                        (profiles, text)
+                    }
+                    // Not an error to list: there is nothing to list, and the text says why.
+                    Err(err @ cmake::Error::NotCmake { .. }) => (Vec::new(), format!("No CMake profiles: {err}.")),
+                    Err(err) => return Err(ToolError::user(&err)),
+                };
                 Ok(ToolOutput::new(text, CmakeProfilesResult { result: profiles.iter().map(Into::into).collect() }))
             }
         },
@@ -443,10 +376,10 @@ fn register_configure(registry: &mut Registry, cmake: &Arc<CmakeService>) {
             let service = service.clone();
             async move {
                 let timeout = args.timeout.to_timeout()?;
-                let outcomes = service
-                    .configure(args.profiles.as_deref(), timeout, &call)
-                    .await
-                    .map_err(|err| ToolError::user(&err))?;
+                let presets = args.presets.map(|p| names_argument("presets", Some(p), "every preset")).transpose()?;
+                let selection = Selection { profiles: args.profiles.as_deref(), presets: presets.as_deref() };
+                let outcomes =
+                    service.configure(&selection, timeout, &call).await.map_err(|err| ToolError::user(&err))?;
                 let text = render::cmake::configure_text(&outcomes);
                 Ok(ToolOutput::new(text, CmakeConfigureResult { result: outcomes.iter().map(Into::into).collect() }))
             }
@@ -471,11 +404,16 @@ fn register_build(registry: &mut Registry, cmake: &Arc<CmakeService>) {
                     parallel: parallel_argument(args.parallel)?,
                 };
                 let timeout = args.timeout.to_timeout()?;
-                let outcomes = service
-                    .build(args.profiles.as_deref(), &request, timeout, &call)
-                    .await
-                    .map_err(|err| ToolError::user(&err))?;
-                let text = render::cmake::build_text(&outcomes);
+                let presets = args.presets.map(|p| names_argument("presets", Some(p), "every preset")).transpose()?;
+                let selection = Selection { profiles: args.profiles.as_deref(), presets: presets.as_deref() };
+                let outcomes =
+                    service.build(&selection, &request, timeout, &call).await.map_err(|err| ToolError::user(&err))?;
+                let mut text = render::cmake::build_text(&outcomes);
+                // A build never confirms a context: point the agent at the configure that does.
+                let earlier = service.earlier_builds().into_iter().map(EarlierBuild::from);
+                let earlier: Vec<EarlierBuild> =
+                    earlier.filter(|e| outcomes.iter().any(|o| o.profile == e.profile)).collect();
+                text.push_str(&render::clangd_note::earlier_builds(earlier));
                 Ok(ToolOutput::new(text, CmakeBuildResult { result: outcomes.iter().map(Into::into).collect() }))
             }
         },
@@ -497,12 +435,14 @@ fn register_test(registry: &mut Registry, cmake: &Arc<CmakeService>) {
                 let request = TestRequest {
                     names: names_argument("names", args.names, "every test")?,
                     parallel: parallel_argument(args.parallel)?,
+                    select: select_argument(args.select.as_deref())?,
+                    repeat_until_fail: repeat_argument(args.repeat_until_fail)?,
                 };
                 let timeout = args.timeout.to_timeout()?;
-                let outcomes = service
-                    .test(args.profiles.as_deref(), &request, timeout, &call)
-                    .await
-                    .map_err(|err| ToolError::user(&err))?;
+                let presets = args.presets.map(|p| names_argument("presets", Some(p), "every preset")).transpose()?;
+                let selection = Selection { profiles: args.profiles.as_deref(), presets: presets.as_deref() };
+                let outcomes =
+                    service.test(&selection, &request, timeout, &call).await.map_err(|err| ToolError::user(&err))?;
                 let text = render::cmake::test_text(&outcomes);
                 Ok(ToolOutput::new(text, CmakeTestResult { result: outcomes.iter().map(Into::into).collect() }))
             }
@@ -534,31 +474,4 @@ fn register_run_test(registry: &mut Registry, cmake: &Arc<CmakeService>) {
             }
         },
     );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timeouts() {
-        let t = |total, idle| ProcessTimeoutArg { total, idle }.to_timeout();
-        assert_eq!(t(Some(30.0), None).unwrap(), Timeout::total(Duration::from_secs(30)));
-        assert_eq!(t(None, None).unwrap(), Timeout::NONE);
-        assert_eq!(default_timeout().to_timeout().unwrap(), cmake::DEFAULT_TIMEOUT);
-        let Err(ToolError::User(message)) = t(Some(-1.0), None) else { panic!("negative total accepted") };
-        assert_eq!(message, "Invalid argument `timeout.total`: it must be a finite number of seconds, at least 0.");
-        assert!(t(None, Some(f64::INFINITY)).is_err());
-    }
-
-    #[test]
-    fn name_lists() {
-        assert_eq!(names_argument("targets", None, "the default target").unwrap(), Vec::<String>::new());
-        let Err(ToolError::User(message)) = names_argument("targets", Some(Vec::new()), "the default target") else {
-            panic!("empty list accepted")
-        };
-        assert_eq!(message, "Invalid argument `targets`: the list is empty; omit it for the default target.");
-        assert!(names_argument("names", Some(vec![String::new()]), "every test").is_err());
-        assert!(parallel_argument(Some(0)).is_err());
-    }
 }

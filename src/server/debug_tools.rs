@@ -4,19 +4,21 @@
 //! Architecture invariant: no tool takes a debugger command, an adapter argument or a process id:
 //! programs are launched from checked paths and expressions are evaluated, never run as commands.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::call::Call;
+use crate::cmake::CmakeService;
 use crate::debug::{Action, AdapterKind, DebugService, InspectRequest, LaunchRequest};
 use crate::render;
 use crate::server::registry::{Annotations, Registry, ToolError, ToolOutput, ToolSpec};
 use crate::widgets::{Icon, Widget};
 
-pub fn register(registry: &mut Registry, debug: &DebugService) {
-    register_launch(registry, debug);
+pub fn register(registry: &mut Registry, debug: &DebugService, cmake: &Arc<CmakeService>) {
+    register_launch(registry, debug, cmake);
     register_continue(registry, debug);
     register_inspect(registry, debug);
     register_breakpoints(registry, debug);
@@ -30,11 +32,22 @@ fn default_cwd() -> String {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DebugLaunchArgs {
-    pub executable: String,
+    /// Or `test`.
+    #[serde(default)]
+    pub executable: Option<String>,
+    /// CTest test name.
+    #[serde(default)]
+    pub test: Option<String>,
+    /// For `test`; default first.
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// Inspect only.
+    #[serde(default)]
+    pub core: Option<String>,
     #[serde(default)]
     pub arguments: Option<Vec<String>>,
-    #[serde(default = "default_cwd")]
-    pub cwd: String,
+    #[serde(default)]
+    pub cwd: Option<String>,
     /// Default system.
     #[serde(default)]
     pub toolset: Option<String>,
@@ -58,9 +71,9 @@ pub struct DebugLaunchArgs {
 #[serde(deny_unknown_fields)]
 pub struct DebugContinueArgs {
     pub session_id: u64,
-    /// continue|step_over|step_in|step_out|pause.
+    /// Default continue.
     #[serde(default)]
-    pub action: Option<String>,
+    pub action: Option<ContinueAction>,
     #[serde(default)]
     pub thread_id: Option<i64>,
     /// Stop wait s, default 30.
@@ -117,19 +130,26 @@ fn debugger(value: Option<&str>) -> Result<Option<AdapterKind>, ToolError> {
     }
 }
 
-fn action(value: Option<&str>) -> Result<Action, ToolError> {
-    Ok(match value.unwrap_or("continue") {
-        "continue" => Action::Continue,
-        "step_over" => Action::StepOver,
-        "step_in" => Action::StepIn,
-        "step_out" => Action::StepOut,
-        "pause" => Action::Pause,
-        other => {
-            return Err(ToolError::User(format!(
-                "Invalid argument `action`: `{other}` is not continue, step_over, step_in, step_out or pause."
-            )));
-        }
-    })
+/// How `debug_continue` moves the program on (an enum in the schema).
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[schemars(inline)]
+pub enum ContinueAction {
+    Continue,
+    StepOver,
+    StepIn,
+    StepOut,
+    Pause,
+}
+
+fn action(value: Option<ContinueAction>) -> Action {
+    match value.unwrap_or(ContinueAction::Continue) {
+        ContinueAction::Continue => Action::Continue,
+        ContinueAction::StepOver => Action::StepOver,
+        ContinueAction::StepIn => Action::StepIn,
+        ContinueAction::StepOut => Action::StepOut,
+        ContinueAction::Pause => Action::Pause,
+    }
 }
 
 /// Seconds → a duration: finite, > 0, at most a day.
@@ -147,22 +167,57 @@ fn spec(name: &'static str, title: &'static str, description: &'static str) -> T
     ToolSpec { name, title, description, annotations: Annotations::Exec, widget: Widget::Debug, icon: Icon::Process }
 }
 
-fn register_launch(registry: &mut Registry, debug: &DebugService) {
+fn register_launch(registry: &mut Registry, debug: &DebugService, cmake: &Arc<CmakeService>) {
     let service = debug.clone();
+    let cmake = cmake.clone();
     registry.add(
         spec(
             "debug_launch",
             "Debug launch",
-            "Debug a built executable (cmake_run_test rules) to its first stop or exit: reason, frames, source, \
-             locals.",
+            "Debug a built executable (cmake_run_test rules) or a CTest `test` to its first stop or exit, or \
+             inspect a `core`: reason, frames, source, locals, a crash's stack.",
         ),
         move |args: DebugLaunchArgs, call: Call| {
             let service = service.clone();
+            let cmake = cmake.clone();
             async move {
+                let (executable, arguments, cwd, env) = match (args.executable, args.test) {
+                    (Some(executable), None) => {
+                        if args.profile.is_some() {
+                            return Err(ToolError::User("Invalid argument `profile`: it goes with `test`.".into()));
+                        }
+                        (
+                            executable,
+                            args.arguments.unwrap_or_default(),
+                            args.cwd.unwrap_or_else(default_cwd),
+                            Vec::new(),
+                        )
+                    }
+                    (None, Some(test)) => {
+                        if args.arguments.is_some() || args.cwd.is_some() {
+                            return Err(ToolError::User(
+                                "Invalid argument `test`: a test brings its own arguments and cwd (CTest's); omit \
+                                 `arguments` and `cwd`."
+                                    .into(),
+                            ));
+                        }
+                        let profile = args.profile.as_deref();
+                        let command =
+                            cmake.test_command(profile, &test, &call).await.map_err(|err| ToolError::user(&err))?;
+                        (command.executable.to_string(), command.arguments, command.cwd.to_string(), command.env)
+                    }
+                    _ => {
+                        return Err(ToolError::User(
+                            "Invalid argument `executable`: give `executable` or `test` (one of them).".into(),
+                        ));
+                    }
+                };
                 let request = LaunchRequest {
-                    executable: args.executable,
-                    arguments: args.arguments.unwrap_or_default(),
-                    cwd: args.cwd,
+                    executable,
+                    arguments,
+                    cwd,
+                    env,
+                    core: args.core,
                     toolset: args.toolset,
                     debugger: debugger(args.debugger.as_deref())?,
                     breakpoints: args.breakpoints.unwrap_or_default(),
@@ -184,7 +239,7 @@ fn register_continue(registry: &mut Registry, debug: &DebugService) {
         move |args: DebugContinueArgs, call: Call| {
             let service = service.clone();
             async move {
-                let action = action(args.action.as_deref())?;
+                let action = action(args.action);
                 let wait = seconds("wait", args.wait, 30.0)?;
                 let stop = service
                     .resume(args.session_id, action, args.thread_id, wait, &call)

@@ -9,11 +9,15 @@
 #![allow(deprecated)] // rmcp marks the logging and legacy subscription APIs deprecated (SEP-2577).
 
 pub mod clangd_tools;
+pub mod cmake_args;
+pub mod cmake_targets_tool;
+pub mod cmake_test_items;
 pub mod cmake_tools;
 pub mod debug_tools;
 pub mod duplex;
 pub mod heavy;
 mod history;
+mod history_tools;
 mod instructions;
 mod kept_replies;
 mod mcp_call;
@@ -59,7 +63,7 @@ use mcp_call::{McpAsker, PeerProgress};
 use registry::{Outcome, Registry};
 use resources::Resources;
 
-use crate::call::{Asker, Call, Progress, ProgressSink, ProgressUpdate};
+use crate::call::{Asker, Author, Call, Progress, ProgressSink, ProgressUpdate};
 use crate::clangd::ClangdService;
 use crate::cmake::CmakeService;
 use crate::debug::DebugService;
@@ -111,11 +115,13 @@ impl ForgeServer {
         workspace_tools::register(&mut registry, &mut resources, &services.workspace);
         search_tools::register(&mut registry, &mut resources, &services.workspace);
         mutation_tools::register(&mut registry, &services.workspace);
+        history_tools::register(&mut registry, &services.workspace);
         process_tools::register(&mut registry, &mut resources, &services.processes);
         toolchain_tools::register(&mut registry, &mut resources, &services.toolchain);
         cmake_tools::register(&mut registry, &services.cmake);
+        cmake_targets_tool::register(&mut registry, &services.cmake);
         clangd_tools::register(&mut registry, &services.clangd);
-        debug_tools::register(&mut registry, &services.debug);
+        debug_tools::register(&mut registry, &services.debug, &services.cmake);
         quality_tools::register(&mut registry, &services.workspace, &services.quality);
         widget_resources::register(&mut resources);
         let shared = Shared {
@@ -207,7 +213,18 @@ impl ForgeServer {
         }
         let (progress, peer_progress) = self.progress_for(&context, observer.clone().map(|o| (o, call_id)), sinks);
         let asker: Arc<dyn Asker> = Arc::new(McpAsker::new(&context, &name, &arguments, &request, &self.shared.asked));
-        let call = Call::new(progress, context.ct.clone(), Some(asker));
+        let author = Author {
+            tool: name.clone(),
+            origin: match self.origin {
+                Origin::Client => "client",
+                Origin::Panel => "panel",
+            },
+            client: context
+                .peer
+                .peer_info()
+                .map(|peer| format!("{} {}", peer.client_info.name, peer.client_info.version)),
+        };
+        let call = Call::new(progress, context.ct.clone(), Some(asker)).with_author(author);
         let slot = if heavy { self.shared.heavy.acquire(&call).await } else { None };
         let outcome = if heavy && slot.is_none() {
             Outcome::Failure("The call was cancelled while it waited for other heavy calls to finish.".into())

@@ -21,6 +21,7 @@ use crate::widgets::{Icon, Widget};
 use crate::workspace::WorkspaceService;
 use crate::workspace::diff::{ChangeKind, FileDiff, LineKind};
 use crate::workspace::mutate::{PathAction, PathOperation};
+use crate::workspace::path_notes::PathChange;
 use crate::workspace::provider::{FileOperation, LineWindow, PrepareGuard, ProviderRequest};
 use crate::workspace::results::Document;
 use crate::workspace::write::WriteAction;
@@ -33,8 +34,12 @@ const CLANGD: &str = crate::clangd::PROVIDER_NAME;
 pub struct WorkspaceWriteFileArgs {
     /// File; its parent directory must exist.
     pub path: String,
-    /// The complete new content, written exactly.
+    /// The complete new content. Over a file with CRLF endings or a UTF-8 byte-order mark, LF text
+    /// takes the file's endings and mark unless `exact`.
     pub text: String,
+    /// Write `text` byte for byte, even over a file with other line endings or a byte-order mark.
+    #[serde(default)]
+    pub exact: bool,
 }
 
 /// Whether the file was new.
@@ -240,8 +245,16 @@ impl From<FileDiff> for DiffDocument {
 /// Stores `diff` as the `diff` result document and returns the links; on failure the link is
 /// omitted with a warning (a provider never fails the file operation).
 pub(crate) fn store_diff(ws: &WorkspaceService, diff: FileDiff) -> ResourceLinks {
+    store_diff_with(ws, diff, Vec::new())
+}
+
+/// [`store_diff`] with more documents of the same result (`quality_format`'s unified diff).
+pub(crate) fn store_diff_with(ws: &WorkspaceService, diff: FileDiff, mut more: Vec<Document>) -> ResourceLinks {
     match serde_json::to_value(DiffDocument::from(diff)) {
-        Ok(value) => links(ws.results().store(vec![Document::json("diff", &value)])),
+        Ok(value) => {
+            more.insert(0, Document::json("diff", &value));
+            links(ws.results().store(more))
+        }
         Err(err) => {
             tracing::warn!(%err, "the diff document could not be built");
             ResourceLinks::new()
@@ -276,7 +289,7 @@ fn register_write_file(registry: &mut Registry, workspace: &Arc<WorkspaceService
                 let _prepared = prepare_providers(&ws, &path);
                 let (ws_for_providers, provider_call) = (ws.clone(), call.clone());
                 let (write, mut resources) = blocking(move || {
-                    let mut write = ws.write_file(&path, &args.text, &call)?;
+                    let mut write = ws.write_file(&path, &args.text, args.exact, &call)?;
                     let diff = std::mem::replace(&mut write.diff, empty_diff(&write.path));
                     let resources = store_diff(&ws, diff);
                     Ok((write, resources))
@@ -301,10 +314,23 @@ fn register_write_file(registry: &mut Registry, workspace: &Arc<WorkspaceService
                     resources,
                     clangd: provided.summaries.get(CLANGD).cloned(),
                 };
-                Ok(ToolOutput::new(provided.with_notes(render::mutation::file_written(&write)), value))
+                let mut text = provided.with_notes(render::mutation::file_written(&write));
+                if write.action == WriteAction::Created {
+                    with_path_notes(&mut text, &ws_for_providers, PathChange::Created(&write.path));
+                }
+                Ok(ToolOutput::new(text, value))
             }
         },
     );
+}
+
+/// Appends what the path-note services say about `change` (files no target compiles), one line
+/// each.
+fn with_path_notes(text: &mut String, ws: &WorkspaceService, change: PathChange<'_>) {
+    for note in ws.path_notes(change) {
+        text.push('\n');
+        text.push_str(&note);
+    }
 }
 
 /// Lets every provider start on the current content of `path` before it is written; the guards
@@ -379,8 +405,13 @@ fn register_move(registry: &mut Registry, workspace: &Arc<WorkspaceService>) {
             async move {
                 let source = path_argument(&ws, "source", &args.source)?;
                 let destination = path_argument(&ws, "destination", &args.destination)?;
+                let notes = ws.clone();
                 let op = blocking(move || ws.move_path(&source, &destination, &call)).await?;
-                Ok(ToolOutput::new(render::mutation::path_operation(&op), PathOperationResult::from(&op)))
+                let mut text = render::mutation::path_operation(&op);
+                if let Some(from) = &op.source {
+                    with_path_notes(&mut text, &notes, PathChange::Moved { from, to: &op.path });
+                }
+                Ok(ToolOutput::new(text, PathOperationResult::from(&op)))
             }
         },
     );
@@ -401,8 +432,11 @@ fn register_delete(registry: &mut Registry, workspace: &Arc<WorkspaceService>) {
             let ws = ws.clone();
             async move {
                 let path = path_argument(&ws, "path", &args.path)?;
+                let notes = ws.clone();
                 let op = blocking(move || ws.delete_path(&path, args.recursive, &call)).await?;
-                Ok(ToolOutput::new(render::mutation::path_operation(&op), PathOperationResult::from(&op)))
+                let mut text = render::mutation::path_operation(&op);
+                with_path_notes(&mut text, &notes, PathChange::Deleted(&op.path));
+                Ok(ToolOutput::new(text, PathOperationResult::from(&op)))
             }
         },
     );

@@ -10,22 +10,38 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
-use crate::process::{self, LineSelector, Selection, TimeSelector};
+use crate::process::{self, LineSelector, Selection, StatusFilter, TimeSelector};
 
 /// Which processes to list.
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum ProcessStatusFilter {
-    #[default]
     All,
     Running,
     Completed,
+    Failed,
+    Succeeded,
+    #[default]
+    RunningOrFailed,
+}
+
+impl From<ProcessStatusFilter> for StatusFilter {
+    fn from(filter: ProcessStatusFilter) -> StatusFilter {
+        match filter {
+            ProcessStatusFilter::All => StatusFilter::All,
+            ProcessStatusFilter::Running => StatusFilter::Running,
+            ProcessStatusFilter::Completed => StatusFilter::Completed,
+            ProcessStatusFilter::Failed => StatusFilter::Failed,
+            ProcessStatusFilter::Succeeded => StatusFilter::Succeeded,
+            ProcessStatusFilter::RunningOrFailed => StatusFilter::RunningOrFailed,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProcessesOverviewArgs {
-    /// Filter for the list (counts stay global).
+    /// Which processes to list (counts stay global); default: running ones, then failed ones.
     #[serde(default)]
     pub status: ProcessStatusFilter,
 }

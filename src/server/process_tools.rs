@@ -20,7 +20,7 @@ use crate::process::{
     self, Details, LogEntry, ProcessId, ProcessInfo, ProcessService, Status, StatusFilter, Stream, Timeout,
 };
 use crate::render;
-use crate::server::process_args::{ProcessGetArgs, ProcessStatusFilter, ProcessesOverviewArgs};
+use crate::server::process_args::{ProcessGetArgs, ProcessesOverviewArgs};
 use crate::server::process_match;
 use crate::server::registry::{Annotations, Registry, ToolError, ToolOutput, ToolSpec, error_chain};
 use crate::server::resources::{Completer, ReadError, ResourceSpec, Resources};
@@ -107,6 +107,8 @@ pub struct ProcessesOverviewResult {
     pub running: usize,
     /// Completed processes, regardless of the filter.
     pub completed: usize,
+    /// Completed processes that did not exit with code 0, regardless of the filter.
+    pub failed: usize,
     pub processes: Vec<ProcessInfoResult>,
 }
 
@@ -207,8 +209,8 @@ fn register_overview(registry: &mut Registry, processes: &ProcessService) {
         ToolSpec {
             name: "processes_overview",
             title: "Processes overview",
-            description: "External programs ForgeMCP ran or is running, with exit codes and timeouts; logs via \
-                          process_get.",
+            description: "External programs ForgeMCP ran or is running: by default the running and failed ones \
+                          (the rest counted; status filters); logs via process_get.",
             annotations: Annotations::Inspect,
             widget: Widget::ProcessOverview,
             icon: Icon::Process,
@@ -216,11 +218,7 @@ fn register_overview(registry: &mut Registry, processes: &ProcessService) {
         move |args: ProcessesOverviewArgs, call: Call| {
             let service = service.clone();
             async move {
-                let filter = match args.status {
-                    ProcessStatusFilter::All => StatusFilter::All,
-                    ProcessStatusFilter::Running => StatusFilter::Running,
-                    ProcessStatusFilter::Completed => StatusFilter::Completed,
-                };
+                let filter = StatusFilter::from(args.status);
                 let overview = service.overview(filter);
                 let n = overview.processes.len();
                 // Record i is reported at i - 1 so that the final update (N of N) stays strictly larger.
@@ -229,10 +227,11 @@ fn register_overview(registry: &mut Registry, processes: &ProcessService) {
                         .report_with((idx - 1) as f64, Some(n as f64), || format!("Reading process state: {idx}"));
                 }
                 call.progress.report(n as f64, Some(n as f64), "Process state ready");
-                let text = render::process::overview_text(&overview, filter);
+                let text = render::process::overview_text(&overview, filter, &service.shortener());
                 let value = ProcessesOverviewResult {
                     running: overview.running,
                     completed: overview.completed,
+                    failed: overview.failed,
                     processes: overview.processes.iter().map(Into::into).collect(),
                 };
                 Ok(ToolOutput::new(text, value))
@@ -248,7 +247,7 @@ fn register_get(registry: &mut Registry, processes: &ProcessService) {
             name: "process_get",
             title: "Process log",
             description: "One process ForgeMCP launched and part of its stdin/stdout/stderr transcript (default: last \
-                          100 lines). Applies time, then lines, then match, then max_bytes.",
+                          100 lines; with match: every line). Applies time, then lines, then match, then max_bytes.",
             annotations: Annotations::Inspect,
             widget: Widget::ProcessDetails,
             icon: Icon::Process,
@@ -269,14 +268,16 @@ fn register_get(registry: &mut Registry, processes: &ProcessService) {
                 };
                 let id = ProcessId(args.process_id);
                 let tail = args.keeps_tail();
-                let (details, omitted) = tokio::task::spawn_blocking(move || {
-                    process_match::read(&service, id, selection, regex.as_ref(), tail)
+                let reader = service.clone();
+                let (details, outcome) = tokio::task::spawn_blocking(move || {
+                    process_match::read(&reader, id, selection, regex.as_ref(), tail)
                 })
                 .await
                 .map_err(|join| ToolError::User(format!("Reading the transcript failed: {join}.")))?
                 .map_err(|err: crate::process::Error| ToolError::user(&err))?;
-                let cut = omitted.map(|bytes| render::process::Cut { bytes, at_start: tail });
-                let text = render::process::details_text(&details, cut, args.pattern.is_some());
+                let cut = outcome.omitted.map(|bytes| render::process::Cut { bytes, at_start: tail });
+                let cwd = service.shortener().shorten(&details.process.summary.cwd);
+                let text = render::process::details_text(&details, &cwd, cut, outcome.search);
                 let value = ProcessGetResult::from(&details);
                 check_reply_size(&text, &value)?;
                 call.progress.report(1.0, Some(1.0), "Process transcript ready");
@@ -422,7 +423,7 @@ mod tests {
 
     fn success(outcome: Outcome) -> (String, Value) {
         match outcome {
-            Outcome::Success { text, structured } => (text, structured),
+            Outcome::Success { text, structured, .. } => (text, structured),
             Outcome::Failure(message) => panic!("tool failed: {message}"),
             _ => panic!("unexpected outcome"),
         }
@@ -489,8 +490,8 @@ mod tests {
         assert_eq!(value["running"], json!(0));
         assert_eq!(value["completed"], json!(1));
         assert_eq!(value["processes"], json!([]));
-        assert!(text.starts_with("0 running processes; 1 completed. Showing 0 processes (filter: running)."), "{text}");
-        let (_, value) = success(fx.call("processes_overview", json!({})).await);
+        assert!(text.starts_with("0 running, 0 failed, 1 succeeded. Showing 0 processes (status: running)."), "{text}");
+        let (_, value) = success(fx.call("processes_overview", json!({"status": "all"})).await);
         assert_eq!(value["processes"][0]["summary"]["process_id"], json!(1));
         assert_eq!(value["processes"][0]["summary"]["timeout"], json!({"total": null, "idle": null}));
     }

@@ -7,20 +7,22 @@
 
 use std::sync::Arc;
 
+use rmcp::model::Resource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::call::Call;
 use crate::quality::format::FormatRequest;
-use crate::quality::model::{RunFailure, TidyFile};
+use crate::quality::model::{CheckCount, RunFailure, TidyFile};
 use crate::quality::tidy::TidyRequest;
 use crate::quality::{self, QualityService};
 use crate::render;
-use crate::server::mutation_tools::store_diff;
+use crate::server::mutation_tools::store_diff_with;
 use crate::server::registry::{Annotations, Registry, ToolError, ToolOutput, ToolSpec, error_chain};
 use crate::server::workspace_tools::{ResourceLinks, path_argument};
 use crate::widgets::{Icon, Widget};
 use crate::workspace::WorkspaceService;
+use crate::workspace::results::{Body, Document, DocumentKind};
 
 fn project() -> String {
     "project/".to_owned()
@@ -93,6 +95,8 @@ pub struct QualityTidyResult {
     pub files: Vec<TidyFile>,
     /// Diagnostics beyond the budget.
     pub more_diagnostics: u64,
+    /// Findings per check, listed and beyond the budget together, most frequent first.
+    pub checks: Vec<CheckCount>,
     /// Files changed by `apply_fixes`.
     pub changed: Vec<ChangedFile>,
     pub failures: Vec<RunFailure>,
@@ -107,7 +111,9 @@ pub struct FormattedFile {
     pub incomplete: bool,
     /// The change was written.
     pub applied: bool,
-    /// `diff` links the change's `diff.json`.
+    /// No style file applies and no `style` was given: clang-format's fallback style (LLVM).
+    pub fallback: bool,
+    /// `diff` links the change's `diff.json`, `unified_diff` the same change as a unified diff.
     pub resources: ResourceLinks,
 }
 
@@ -124,6 +130,9 @@ pub struct QualityFormatResult {
     pub files: Vec<FormattedFile>,
     /// Files needing changes beyond `max_files`.
     pub more_files: u64,
+    /// Without `style`: files no `.clang-format` applies to (a tree never gets the fallback style
+    /// written).
+    pub fallback_files: u64,
     pub failures: Vec<RunFailure>,
 }
 
@@ -144,12 +153,52 @@ fn failure(err: quality::Error) -> ToolError {
     }
 }
 
-/// Stores each diff as its own `diff.json` document on a blocking thread.
-async fn diffs(workspace: &Arc<WorkspaceService>, diffs: Vec<crate::workspace::diff::FileDiff>) -> Vec<ResourceLinks> {
+/// Stores each diff as its own `diff.json` document on a blocking thread; with `unified`, the same
+/// change as a unified diff in Markdown beside it (`unified_diff.md`).
+async fn diffs(
+    workspace: &Arc<WorkspaceService>,
+    diffs: Vec<crate::workspace::diff::FileDiff>,
+    unified: bool,
+) -> Vec<ResourceLinks> {
     let workspace = workspace.clone();
-    tokio::task::spawn_blocking(move || diffs.into_iter().map(|diff| store_diff(&workspace, diff)).collect())
-        .await
-        .unwrap_or_default()
+    tokio::task::spawn_blocking(move || {
+        diffs
+            .into_iter()
+            .map(|diff| {
+                let more = if unified {
+                    let body = render::quality::diff_markdown(&diff);
+                    vec![Document {
+                        name: "unified_diff".to_owned(),
+                        kind: DocumentKind::Markdown,
+                        body: Body::Ready(body.into()),
+                    }]
+                } else {
+                    Vec::new()
+                };
+                store_diff_with(&workspace, diff, more)
+            })
+            .collect()
+    })
+    .await
+    .unwrap_or_default()
+}
+
+/// A `resource_link` content item for the unified diff of each file, so a client that shows only
+/// content sees every change the text could not hold.
+fn diff_links(files: &[FormattedFile]) -> Vec<Resource> {
+    files
+        .iter()
+        .filter_map(|file| {
+            let link = file.resources.get("unified_diff")?;
+            let what =
+                if file.applied { "the formatting written to" } else { "the formatting clang-format would apply to" };
+            Some(
+                Resource::new(link.uri.clone(), file.path.clone())
+                    .with_description(format!("Unified diff of {what} {}", file.path))
+                    .with_mime_type(link.mime_type.clone()),
+            )
+        })
+        .collect()
 }
 
 pub fn register(registry: &mut Registry, workspace: &Arc<WorkspaceService>, quality: &Arc<QualityService>) {
@@ -178,7 +227,7 @@ pub fn register(registry: &mut Registry, workspace: &Arc<WorkspaceService>, qual
                 let changed = std::mem::take(&mut report.changed);
                 let replacements: Vec<u64> = changed.iter().map(|c| count(c.replacements)).collect();
                 let paths: Vec<String> = changed.iter().map(|c| c.path.to_string()).collect();
-                let links = diffs(&ws, changed.into_iter().map(|c| c.diff).collect()).await;
+                let links = diffs(&ws, changed.into_iter().map(|c| c.diff).collect(), false).await;
                 let changed = paths
                     .into_iter()
                     .zip(replacements)
@@ -192,6 +241,7 @@ pub fn register(registry: &mut Registry, workspace: &Arc<WorkspaceService>, qual
                     files_checked: count(report.files_checked),
                     files: report.files,
                     more_diagnostics: count(report.more_diagnostics),
+                    checks: report.checks,
                     changed,
                     failures: report.failures,
                 };
@@ -219,8 +269,9 @@ pub fn register(registry: &mut Registry, workspace: &Arc<WorkspaceService>, qual
                     toolset: args.toolset,
                     max_files: args.max_files as usize,
                 };
+                let style = request.style.clone();
                 let mut report = service.format(request, &call).await.map_err(failure)?;
-                let text = render::quality::format(&report, args.apply, args.max_files as usize);
+                let text = render::quality::format(&report, args.apply, args.max_files as usize, style.as_deref());
                 let files = std::mem::take(&mut report.files);
                 let mut entries = Vec::with_capacity(files.len());
                 let mut file_diffs = Vec::with_capacity(files.len());
@@ -230,13 +281,15 @@ pub fn register(registry: &mut Registry, workspace: &Arc<WorkspaceService>, qual
                         replacements: count(file.replacements),
                         incomplete: file.incomplete,
                         applied: file.applied,
+                        fallback: file.fallback,
                         resources: ResourceLinks::new(),
                     });
                     file_diffs.push(file.diff);
                 }
-                for (entry, links) in entries.iter_mut().zip(diffs(&ws, file_diffs).await) {
+                for (entry, links) in entries.iter_mut().zip(diffs(&ws, file_diffs, true).await) {
                     entry.resources = links;
                 }
+                let links = diff_links(&entries);
                 let value = QualityFormatResult {
                     path: report.path.to_string(),
                     toolset: report.toolset,
@@ -246,9 +299,10 @@ pub fn register(registry: &mut Registry, workspace: &Arc<WorkspaceService>, qual
                     formatted: count(report.formatted),
                     files: entries,
                     more_files: count(report.more_files),
+                    fallback_files: count(report.fallback_files),
                     failures: report.failures,
                 };
-                Ok(ToolOutput::new(text, value))
+                Ok(ToolOutput::new(text, value).with_links(links))
             }
         },
     );

@@ -1,16 +1,18 @@
 //! The tool registry: one place that gives every tool its schemas, annotations, icon and widget,
 //! decodes arguments, and turns outcomes into MCP results.
 //!
-//! Architecture invariant: every successful result is exactly one plain-English text item plus a
-//! `structuredContent` object produced by serializing the type its `outputSchema` was derived from
-//! (or, for a tree too large to hold twice, built as JSON in that type's exact shape, tested so).
+//! Architecture invariant: every successful result is one plain-English text item (followed only by
+//! the `resource_link` items a tool adds for documents its text could not hold, such as
+//! `quality_format`'s per-file diffs) plus a `structuredContent` object produced by serializing the
+//! type its `outputSchema` was derived from (or, for a tree too large to hold twice, built as JSON
+//! in that type's exact shape, tested so).
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Resource, Tool, ToolAnnotations};
 use rmcp::schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -61,6 +63,8 @@ impl Annotations {
 pub struct ToolOutput<R> {
     text: String,
     value: Structured<R>,
+    /// `resource_link` content items after the text.
+    links: Vec<Resource>,
 }
 
 enum Structured<R> {
@@ -73,12 +77,18 @@ enum Structured<R> {
 
 impl<R> ToolOutput<R> {
     pub fn new(text: impl Into<String>, value: R) -> ToolOutput<R> {
-        ToolOutput { text: text.into(), value: Structured::Typed(value) }
+        ToolOutput { text: text.into(), value: Structured::Typed(value), links: Vec::new() }
     }
 
     /// A result whose structured value the tool serialized itself, shaped as `R`.
     pub fn json(text: impl Into<String>, value: Value) -> ToolOutput<R> {
-        ToolOutput { text: text.into(), value: Structured::Json(value) }
+        ToolOutput { text: text.into(), value: Structured::Json(value), links: Vec::new() }
+    }
+
+    /// Adds `resource_link` content items after the text (documents a text-only client can read).
+    pub fn with_links(mut self, links: Vec<Resource>) -> ToolOutput<R> {
+        self.links = links;
+        self
     }
 }
 
@@ -128,7 +138,7 @@ pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
 
 /// The raw outcome of one invocation, before the MCP envelope.
 pub enum Outcome {
-    Success { text: String, structured: Value },
+    Success { text: String, structured: Value, links: Vec<Resource> },
     Failure(String),
     InputRequired(Question),
     Protocol(ErrorData),
@@ -139,8 +149,10 @@ impl Outcome {
     /// the structured value move into it.
     pub fn into_result(self) -> Option<CallToolResult> {
         match self {
-            Outcome::Success { text, structured } => {
-                let mut res = CallToolResult::success(vec![ContentBlock::text(text)]);
+            Outcome::Success { text, structured, links } => {
+                let content =
+                    std::iter::once(ContentBlock::text(text)).chain(links.into_iter().map(ContentBlock::resource_link));
+                let mut res = CallToolResult::success(content.collect());
                 res.structured_content = Some(structured);
                 Some(res)
             }
@@ -193,7 +205,7 @@ impl Registry {
                 };
                 match body(args, call).await {
                     Ok(output) => match output.value.into_json() {
-                        Ok(structured) => Outcome::Success { text: output.text, structured },
+                        Ok(structured) => Outcome::Success { text: output.text, structured, links: output.links },
                         Err(err) => {
                             Outcome::Protocol(ErrorData::internal_error(format!("serialize result: {err}"), None))
                         }
@@ -282,13 +294,33 @@ fn derived_schema<T: JsonSchema>(tool: &str, side: Side) -> JsonObject {
 fn decode_arguments<A: DeserializeOwned>(args: &JsonObject) -> Result<A, String> {
     serde_path_to_error::deserialize(args).map_err(|err| {
         let path = err.path().to_string();
-        let inner = err.into_inner().to_string();
+        let inner = without_type_names(&err.into_inner().to_string());
         if path == "." || path.is_empty() {
             format!("Invalid arguments: {inner}.")
         } else {
             format!("Invalid argument `{path}`: {inner}.")
         }
     })
+}
+
+/// A serde message with the Rust type names it may carry replaced by what the schema calls them
+/// (`expected struct ProcessTimeoutArg` → `expected an object`; an untagged enum that matched
+/// nothing → none of the schema's forms).
+fn without_type_names(message: &str) -> String {
+    if message.starts_with("data did not match any variant of untagged enum") {
+        return "it matches none of the forms the input schema allows".to_owned();
+    }
+    let mut res = message.to_owned();
+    for (kind, plain) in [("struct ", "an object"), ("enum ", "one of the values the input schema lists")] {
+        let marker = format!("expected {kind}");
+        if let Some(at) = res.find(&marker) {
+            let name_start = at + marker.len();
+            let name_len =
+                res[name_start..].find(|c: char| !c.is_alphanumeric() && c != '_').unwrap_or(res.len() - name_start);
+            res.replace_range(at..name_start + name_len, &format!("expected {plain}"));
+        }
+    }
+    res
 }
 
 #[cfg(test)]
@@ -329,6 +361,18 @@ mod tests {
         let args = json!({ "path": "x", "dpeth": 1 }).as_object().cloned().unwrap();
         let err = decode_arguments::<Args>(&args).err().unwrap();
         assert!(err.contains("unknown field `dpeth`"), "{err}");
+        assert_eq!(
+            without_type_names("invalid type: integer `120`, expected struct ProcessTimeoutArg"),
+            "invalid type: integer `120`, expected an object"
+        );
+        assert_eq!(
+            without_type_names("data did not match any variant of untagged enum ProcessTimeoutArg"),
+            "it matches none of the forms the input schema allows"
+        );
+        assert_eq!(
+            without_type_names("invalid type: string \"x\", expected enum Mode"),
+            "invalid type: string \"x\", expected one of the values the input schema lists"
+        );
     }
 
     #[test]

@@ -38,7 +38,8 @@ enum Side {
 /// A tool's `inputSchema`: no `$schema` dialect URI, no `"default": null` on optional arguments, no
 /// doc text on shared `$defs` (the referring argument and the definition's own fields describe
 /// them), and `null` left out of optional arguments' types (absent and `null` decode alike), which
-/// keeps every `type` a single name; then [`output_schema`]'s rules.
+/// keeps every `type` a single name; then [`output_schema`]'s rules, except that the bounds of an
+/// integer's width are left out (an unsigned argument keeps `minimum: 0`; explicit ranges stay).
 pub fn input_schema(schema: &JsonObject) -> JsonObject {
     let mut res = portable(schema, Side::Input);
     res.remove("$schema");
@@ -92,8 +93,14 @@ fn portable(schema: &JsonObject, side: Side) -> JsonObject {
         res.insert(key.clone(), value);
     }
     if let Some((min, max)) = range {
-        res.entry("minimum").or_insert(json!(min));
-        res.entry("maximum").or_insert(json!(max));
+        // An argument's integer width is no limit a caller needs to read (a value beyond it is
+        // refused by name when decoded): inputs keep only the `minimum: 0` of unsigned types.
+        if side == Side::Output || min == 0 {
+            res.entry("minimum").or_insert(json!(min));
+        }
+        if side == Side::Output {
+            res.entry("maximum").or_insert(json!(max));
+        }
     }
     single_type(res)
 }
@@ -239,7 +246,7 @@ mod tests {
             },
             "$defs": { "T": { "description": "dropped", "type": "object" } },
         }));
-        expect_test::expect![[r#"{"$defs":{"T":{"type":"object"}},"properties":{"depth":{"maximum":4294967295,"minimum":0,"type":"integer"},"mode":{"anyOf":[{"enum":["a","b"],"type":"string"},{"type":"null"}]},"path":{"type":"string"},"tags":{"items":{"type":"string"},"type":"array"}},"required":["path","mode"],"type":"object"}"#]]
+        expect_test::expect![[r#"{"$defs":{"T":{"type":"object"}},"properties":{"depth":{"minimum":0,"type":"integer"},"mode":{"anyOf":[{"enum":["a","b"],"type":"string"},{"type":"null"}]},"path":{"type":"string"},"tags":{"items":{"type":"string"},"type":"array"}},"required":["path","mode"],"type":"object"}"#]]
         .assert_eq(&Value::Object(input_schema(&schema)).to_string());
     }
 }

@@ -19,7 +19,7 @@ use crate::widgets::{Icon, Widget};
 use crate::workspace::path::{LinkPolicy, QualifiedPath};
 use crate::workspace::results::Document;
 use crate::workspace::search::SearchOptions;
-use crate::workspace::text_search::TextSearch;
+use crate::workspace::text_search::{FilesPage, TextSearch};
 use crate::workspace::{Error, WorkspaceService};
 
 fn default_path() -> String {
@@ -49,10 +49,20 @@ pub struct WorkspaceTextSearchArgs {
     /// Match case exactly.
     #[serde(default = "default_true")]
     pub case_sensitive: bool,
-    /// Most lines returned; all are counted.
+    /// Most lines (or files, with `files_only`) returned; all are counted.
     #[serde(default = "default_max_matches")]
     #[schemars(range(min = 1))]
     pub max_matches: u64,
+    /// Matching lines (or files) to pass over first, to page through the results.
+    #[serde(default)]
+    pub offset: u64,
+    /// Globs to leave out: without `/` a file or directory name (`googletest*`), with `/` a path
+    /// relative to `path` (`test/vendor/**`).
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// Return the matching files with their counts instead of lines.
+    #[serde(default)]
+    pub files_only: bool,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -61,10 +71,25 @@ pub struct SearchMatchOut {
     pub path: String,
     /// 1-based line number.
     pub line: u64,
-    /// The line without its terminator.
+    /// The line without its terminator; for a line longer than 400 characters, 200 characters
+    /// around its first match.
     pub text: String,
-    /// Every match on the line as `[start, end)` in zero-based Unicode code points.
+    /// Every match in `text` as `[start, end)` in zero-based Unicode code points.
     pub spans: Vec<[usize; 2]>,
+    /// Characters of the whole line, when `text` is a window of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_length: Option<u64>,
+    /// Zero-based character column of the line where `text` starts, when it is a window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text_column: Option<u64>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchCountOut {
+    /// A file (`files`) or a directory ending in `/` (`directories`).
+    pub path: String,
+    /// Matching lines in it.
+    pub matches: u64,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -75,15 +100,36 @@ pub struct WorkspaceTextSearchResult {
     pub matches_count: u64,
     /// True when more lines matched than were returned.
     pub matches_truncated: bool,
+    /// Matching lines (or files) passed over before the returned ones.
+    pub offset: u64,
+    /// With `files_only`: at most `max_matches` files with matching lines and their counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<SearchCountOut>>,
+    /// Number of files with matching lines.
+    pub files_count: u64,
+    /// Matching lines per directory below `path` (the shallowest level that splits them).
+    pub directories: Vec<SearchCountOut>,
     /// Files skipped as binary or not UTF-8.
     pub skipped_files_count: u64,
     /// `skipped_files` links the complete list of skipped files when there are any.
     pub resources: ResourceLinks,
+    /// `ready` (answered with the search index), `building`, or `scanning (reason)`; the answer is
+    /// the same either way.
+    pub index: String,
 }
 
 struct Request {
     path: QualifiedPath,
     options: SearchOptions,
+    files_only: Option<FilesPage>,
+}
+
+/// Bytes of matching-line text one result carries at most (the text and the structured result each
+/// hold it once, so a result stays near 80 KB however large `max_matches` is).
+const TEXT_BUDGET: usize = 30_000;
+
+fn to_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 fn validate(ws: &WorkspaceService, args: WorkspaceTextSearchArgs) -> Result<Request, ToolError> {
@@ -99,14 +145,20 @@ fn validate(ws: &WorkspaceService, args: WorkspaceTextSearchArgs) -> Result<Requ
             "Invalid argument `path`: `{path}` is outside the workspace; only project/ and storage/ can be searched."
         )));
     }
+    let (max_matches, offset) = (to_usize(args.max_matches), to_usize(args.offset));
     let options = SearchOptions {
         query: args.query,
         regex: args.regex,
         case_sensitive: args.case_sensitive,
         extensions: args.extensions,
-        max_matches: usize::try_from(args.max_matches).unwrap_or(usize::MAX),
+        // Files-only keeps no lines beyond one (the counts are always complete).
+        max_matches: if args.files_only { 1 } else { max_matches },
+        offset: if args.files_only { 0 } else { offset },
+        exclude: args.exclude,
+        excluded_dirs: ws.excluded_dirs().to_vec(),
     };
-    Ok(Request { path, options })
+    let files_only = args.files_only.then_some(FilesPage { offset, limit: max_matches });
+    Ok(Request { path, options, files_only })
 }
 
 /// Runs the search and stores the skipped-files document when there is one.
@@ -115,9 +167,15 @@ async fn run(
     request: Request,
     call: Call,
 ) -> Result<(TextSearch, SearchOptions, ResourceLinks), Error> {
-    let Request { path, options } = request;
+    let Request { path, options, files_only } = request;
     let joined = tokio::task::spawn_blocking(move || {
-        let result = ws.search_text(&path, &options, &call)?;
+        let mut result = ws.search_text(&path, &options, &call)?;
+        result.keep_within(TEXT_BUDGET);
+        if let Some(page) = files_only {
+            result.matches.clear();
+            result.offset = page.offset as u64;
+            result.files_page = Some(page);
+        }
         let mut documents = Vec::new();
         if !result.skipped_files.is_empty() {
             let list: Vec<String> = result.skipped_files.iter().map(ToString::to_string).collect();
@@ -136,6 +194,8 @@ async fn run(
 }
 
 fn to_result(result: &TextSearch, resources: ResourceLinks) -> WorkspaceTextSearchResult {
+    let count = |(path, matches): (&QualifiedPath, u64)| SearchCountOut { path: path.to_string(), matches };
+    let directory = |(path, matches): (String, u64)| SearchCountOut { path, matches };
     WorkspaceTextSearchResult {
         matches: result
             .matches
@@ -145,12 +205,19 @@ fn to_result(result: &TextSearch, resources: ResourceLinks) -> WorkspaceTextSear
                 line: m.line,
                 text: m.text.clone(),
                 spans: m.spans.clone(),
+                line_length: m.clip.map(|clip| clip.line_chars as u64),
+                text_column: m.clip.map(|clip| clip.from as u64),
             })
             .collect(),
         matches_count: result.matches_count,
         matches_truncated: result.truncated(),
+        offset: result.offset,
+        files: result.files_page.map(|_| result.listed_files().map(|(p, n)| count((p, n))).collect()),
+        files_count: result.file_counts.len() as u64,
+        directories: render::search::by_directory(result).into_iter().map(directory).collect(),
         skipped_files_count: result.skipped_files.len() as u64,
         resources,
+        index: result.index.to_string(),
     }
 }
 
@@ -161,7 +228,9 @@ pub fn register(registry: &mut Registry, resources: &mut Resources, workspace: &
             name: "workspace_text_search",
             title: "Search text",
             description: "Find lines matching text or a regex in a file or tree (skips dot-directories, links, binary \
-                          and non-UTF-8 files). Returns up to `max_matches` lines; counts all.",
+                          and non-UTF-8 files, `exclude` globs and the server's excluded directories). Returns up to \
+                          `max_matches` lines from `offset` (or files with counts, `files_only`); counts all, per \
+                          directory too.",
             annotations: Annotations::FsRead,
             widget: Widget::WorkspaceSearch,
             icon: Icon::WorkspaceSearch,
@@ -232,6 +301,9 @@ fn search_args(vars: &Variables) -> Result<WorkspaceTextSearchArgs, ReadError> {
         extensions: vars.get("extensions").map(|raw| raw.split(',').map(str::to_owned).collect()),
         case_sensitive: parse_bool(vars, "case_sensitive", true)?,
         max_matches,
+        offset: 0,
+        exclude: Vec::new(),
+        files_only: false,
     })
 }
 

@@ -55,9 +55,12 @@ fn describe(widget: Widget) -> (&'static str, &'static str, Icon) {
         Widget::CmakeBuild => ("cmake-build-widget", "CMake build widget", Icon::Cmake),
         Widget::CmakeTest => ("cmake-test-widget", "CMake test widget", Icon::Cmake),
         Widget::CmakeRunTest => ("cmake-run-test-widget", "CMake run-test widget", Icon::Cmake),
+        Widget::CmakeTargets => ("cmake-targets-widget", "CMake targets widget", Icon::Cmake),
         Widget::ClangdResult => ("clangd-result-widget", "Clangd result widget", Icon::Clangd),
         Widget::Debug => ("debug-widget", "Debug widget", Icon::Process),
         Widget::QualityTidy => ("quality-tidy-widget", "clang-tidy widget", Icon::Clangd),
         Widget::QualityFormat => ("quality-format-widget", "clang-format widget", Icon::WorkspaceEdit),
+        Widget::WorkspaceHistory => ("workspace-history-widget", "Change history widget", Icon::WorkspaceEdit),
+        Widget::WorkspaceRevert => ("workspace-revert-widget", "Revert widget", Icon::WorkspaceEdit),
     }
 }

@@ -29,11 +29,13 @@ impl WorkspaceService {
         };
         if stat.kind != Kind::Directory {
             session.check_changeable_file(path, &stat).map_err(path_err)?;
+            let captured = session.capture(&anchor, &stat, &[])?;
             session.revalidate(&anchor)?;
             anchor.parent.unlink(&anchor.name).map_err(|e| Error::mutate("delete", path, e))?;
             sync(&anchor.parent);
             let before = vec![Affected { path: path.clone(), kind: EntryKind::File }];
-            session.notify(&Mutation { kind: MutationKind::Deleted, before, after: Vec::new() });
+            session.notify(&Mutation { kind: MutationKind::Deleted, before: before.clone(), after: Vec::new() });
+            session.record_deleted(call, captured, &before)?;
         } else {
             if let Some(protection) = session.protected_by_identity(&stat) {
                 return Err(path_err(Error::Protected { path: path.clone(), owner: protection.owner }));
@@ -50,6 +52,7 @@ impl WorkspaceService {
             if call.is_cancelled() {
                 return Err(Error::Cancelled);
             }
+            let captured = session.capture(&anchor, &stat, &entries)?;
             session.revalidate(&anchor)?;
             let mut removed = Vec::new();
             let outcome = remove_entries(&dir, path, &entries, &mut removed)
@@ -65,8 +68,9 @@ impl WorkspaceService {
                 }
             };
             if !before.is_empty() {
-                session.notify(&Mutation { kind: MutationKind::Deleted, before, after: Vec::new() });
+                session.notify(&Mutation { kind: MutationKind::Deleted, before: before.clone(), after: Vec::new() });
             }
+            session.record_deleted(call, captured, &before)?;
             outcome?;
         }
         drop(session);

@@ -52,12 +52,32 @@ pub fn replace_text(
         0 => Err(Error::TextNotFound { path: path.clone(), crlf }.for_argument("old_text")),
         1 => Ok((text.replacen(old, new, 1), 1)),
         _ if replace_all => Ok((text.replace(old, new), count)),
-        _ => Err(Error::AmbiguousText { path: path.clone(), count }.for_argument("old_text")),
+        _ => {
+            let lines = occurrence_lines(text, old);
+            Err(Error::AmbiguousText { path: path.clone(), count, lines }.for_argument("old_text"))
+        }
     }
 }
 
+/// The lines where the occurrences of `old` start, as `lines 3, 9 and 14` (each once, at most ten
+/// named).
+fn occurrence_lines(text: &str, old: &str) -> String {
+    const SHOWN: usize = 10;
+    let starts = crate::text::line_starts(text);
+    let mut lines: Vec<String> =
+        text.match_indices(old).map(|(at, _)| starts.partition_point(|&start| start <= at).to_string()).collect();
+    lines.dedup();
+    let shown = &lines[..lines.len().min(SHOWN)];
+    let listed = match shown {
+        [one] => return format!("all on line {one}"),
+        [rest @ .., last] if lines.len() <= SHOWN => format!("{} and {last}", rest.join(", ")),
+        _ => format!("{}, …", shown.join(", ")),
+    };
+    format!("lines {listed}")
+}
+
 /// Every LF not already preceded by CR becomes CR LF.
-fn lf_to_crlf(text: &str) -> String {
+pub(crate) fn lf_to_crlf(text: &str) -> String {
     let mut res = String::with_capacity(text.len() + text.len() / 16);
     let mut previous = '\0';
     for ch in text.chars() {
@@ -104,7 +124,9 @@ impl WorkspaceService {
         if call.is_cancelled() {
             return Err(Error::Cancelled);
         }
-        session.replace_file(&anchor, after.as_bytes(), Some(&stat)).map_err(path_error)?;
+        session
+            .replace_and_record(call, &anchor, Some((&stat, before.as_bytes())), after.as_bytes())
+            .map_err(path_error)?;
         let affected = vec![Affected { path: path.clone(), kind: EntryKind::File }];
         session.notify(&Mutation { kind: MutationKind::Edited, before: affected.clone(), after: affected });
         drop(session);
@@ -161,9 +183,11 @@ mod tests {
         );
         let ambiguous = message(replace_text(&path(), "y y y", "y", "z", false));
         assert!(
-            ambiguous.starts_with("Invalid argument `old_text`: it occurs 3 times in `project/a.txt`"),
+            ambiguous.starts_with("Invalid argument `old_text`: it occurs 3 times in `project/a.txt` (all on line 1)"),
             "{ambiguous}"
         );
+        let ambiguous = message(replace_text(&path(), "a\nx\r\nb\rx\nx", "x", "z", false));
+        assert!(ambiguous.contains("it occurs 3 times in `project/a.txt` (lines 2, 4 and 5);"), "{ambiguous}");
         assert_eq!(
             message(replace_text(&path(), "x", "", "z", false)),
             "Invalid argument `old_text`: the text to replace is empty."

@@ -6,7 +6,8 @@
 //!
 //! Architecture invariant: the walk never follows links and never enters a directory whose name
 //! starts with `.`; a start path inside such a directory finds nothing.
-//! Architecture invariant: only regular files are reported.
+//! Architecture invariant: only regular files are reported; the server's excluded directories
+//! (`--exclude-dir`) below the start are not entered.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -109,7 +110,10 @@ impl WorkspaceService {
         if path.components().any(is_hidden_name) {
             return Ok(res);
         }
-        res.files = walk(path, &resolved.abs, matcher, call)?;
+        // The server's excluded directories below the start are left out.
+        let excluded: Vec<std::path::PathBuf> =
+            self.excluded_dirs().iter().filter(|dir| !resolved.abs.starts_with(dir)).cloned().collect();
+        res.files = walk(path, &resolved.abs, matcher, excluded, call)?;
         res.files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
         Ok(res)
     }
@@ -121,15 +125,22 @@ fn found_file(path: QualifiedPath, meta: &std::fs::Metadata) -> Result<FoundFile
 }
 
 /// Walks `abs` (the directory `start`) in parallel and returns the matching files, unsorted.
-fn walk(start: &QualifiedPath, abs: &Path, matcher: &FilePattern, call: &Call) -> Result<Vec<FoundFile>, Error> {
+fn walk(
+    start: &QualifiedPath,
+    abs: &Path,
+    matcher: &FilePattern,
+    excluded: Vec<std::path::PathBuf>,
+    call: &Call,
+) -> Result<Vec<FoundFile>, Error> {
     let shared = Shared { start, abs, matcher, call, found: Mutex::new(Vec::new()), n_visited: AtomicU64::new(0) };
     let walker = ignore::WalkBuilder::new(abs)
         .standard_filters(false)
         .follow_links(false)
-        .filter_entry(|entry| {
+        .filter_entry(move |entry| {
             // The start (depth 0) is never filtered; hidden start paths were handled before.
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            !(is_dir && entry.file_name().to_str().is_some_and(is_hidden_name))
+            let hidden = entry.file_name().to_str().is_some_and(is_hidden_name);
+            !(is_dir && (hidden || excluded.iter().any(|dir| dir == entry.path())))
         })
         .build_parallel();
     walker.visit(&mut CollectorBuilder(&shared));

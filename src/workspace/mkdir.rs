@@ -38,6 +38,7 @@ impl WorkspaceService {
             let after = created.iter().map(|p| Affected { path: p.clone(), kind: EntryKind::Directory }).collect();
             session.notify(&Mutation { kind: MutationKind::DirCreated, before: Vec::new(), after });
         }
+        session.record_dirs(call, &created)?;
         drop(session);
         outcome?;
         let action = if created.is_empty() { PathAction::AlreadyExists } else { PathAction::Created };

@@ -16,12 +16,14 @@ pub mod edit;
 pub mod find;
 pub mod fsat;
 pub mod info;
+pub mod journal;
 pub mod mkdir;
 pub mod moves;
 pub mod mutate;
 pub mod observer;
 pub mod opened;
 pub mod path;
+pub mod path_notes;
 pub mod protect;
 pub mod provider;
 pub mod read;
@@ -130,12 +132,14 @@ pub enum Error {
     #[error("it does not occur in `{path}`{}; nothing was changed", crlf_note(*.crlf))]
     TextNotFound { path: QualifiedPath, crlf: bool },
     #[error(
-        "it occurs {count} times in `{path}`; pass `replace_all: true` to replace every occurrence, or include \
-         more surrounding text so that it occurs once; nothing was changed"
+        "it occurs {count} times in `{path}` ({lines}); pass `replace_all: true` to replace every occurrence, or \
+         include more surrounding text so that it occurs once; nothing was changed"
     )]
-    AmbiguousText { path: QualifiedPath, count: u64 },
+    AmbiguousText { path: QualifiedPath, count: u64, lines: String },
     #[error("`{path}` changed while the operation ran (another program moved or replaced it); it was not changed")]
     Changed { path: QualifiedPath },
+    #[error(transparent)]
+    Journal(#[from] journal::JournalError),
     #[error("failed to {action} `{path}`: {source}")]
     Mutate {
         action: &'static str,
@@ -163,6 +167,7 @@ impl Error {
             | Error::Cancelled
             | Error::Changed { .. }
             | Error::Argument { .. }
+            | Error::Journal(_)
             | Error::Resolve(ResolveError::Io { .. }) => self,
             other => Error::Argument { argument, source: Box::new(other) },
         }
@@ -183,25 +188,81 @@ pub struct WorkspaceService {
     results: Arc<ResultStore>,
     observers: RwLock<Vec<Arc<dyn MutationObserver>>>,
     providers: RwLock<Vec<Arc<dyn ResultProvider>>>,
+    path_notes: RwLock<Vec<Arc<dyn path_notes::PathNotes>>>,
     protected: ProtectedPaths,
+    /// Absolute directories every search and find leaves out unless it starts inside one.
+    excluded_dirs: Vec<std::path::PathBuf>,
+    journal: Option<Arc<journal::Journal>>,
+    /// The project's search index, when it is on (`with_search_index`).
+    index: Option<Arc<search::index::SearchIndex>>,
 }
 
 impl WorkspaceService {
-    /// A service on `roots`. `project/.git`, when present, is registered as protected.
+    /// A service on `roots` with the undo journal at its default size limit. `project/.git`, when
+    /// present, is registered as protected.
     pub fn new(roots: Roots) -> WorkspaceService {
+        WorkspaceService::with_journal(roots, Some(journal::DEFAULT_LIMIT))
+    }
+
+    /// A service on `roots` whose undo journal keeps about `journal_limit` bytes (`None`: no
+    /// journal). The journal's directory, `storage/.journal`, is protected.
+    pub fn with_journal(roots: Roots, journal_limit: Option<u64>) -> WorkspaceService {
         let protected = ProtectedPaths::default();
         if std::fs::symlink_metadata(roots.project().join(".git")).is_ok() {
             let git = QualifiedPath::area_root(Area::Project).join_name(".git").expect("`.git` is a valid name");
             protected.add(git, VERSION_CONTROL);
         }
+        let journal = journal_limit.map(|limit| {
+            let dir = QualifiedPath::area_root(Area::Storage).join_name(journal::DIR_NAME).expect("a valid name");
+            protected.add(dir, journal::OWNER);
+            Arc::new(journal::Journal::new(roots.storage().join(journal::DIR_NAME), limit))
+        });
         WorkspaceService {
+            journal,
             roots,
             lock: RwLock::new(()),
             results: Arc::new(ResultStore::default()),
             observers: RwLock::new(Vec::new()),
             providers: RwLock::new(Vec::new()),
+            path_notes: RwLock::new(Vec::new()),
             protected,
+            excluded_dirs: Vec::new(),
+            index: None,
         }
+    }
+
+    /// The service with directories (absolute, inside the project) that every text search and file
+    /// find leaves out unless it starts inside one.
+    pub fn with_excluded_dirs(mut self, dirs: Vec<std::path::PathBuf>) -> WorkspaceService {
+        self.excluded_dirs = dirs;
+        self
+    }
+
+    /// The service with the project's search index, built in the background under the storage root
+    /// and told about every mutation (`search/index/`).
+    pub fn with_search_index(mut self, options: search::index::IndexOptions) -> WorkspaceService {
+        let index =
+            search::index::SearchIndex::start(self.roots.project().to_path_buf(), self.roots.storage(), options);
+        let dir = QualifiedPath::area_root(Area::Storage).join_name(search::index::DIR_NAME).expect("a valid name");
+        self.protected.add(dir, search::index::OWNER);
+        self.observers.get_mut().push(index.observer());
+        self.index = Some(index);
+        self
+    }
+
+    /// The project's search index, when it is on.
+    pub fn search_index(&self) -> Option<&Arc<search::index::SearchIndex>> {
+        self.index.as_ref()
+    }
+
+    /// The directories searches and finds leave out by default.
+    pub fn excluded_dirs(&self) -> &[std::path::PathBuf] {
+        &self.excluded_dirs
+    }
+
+    /// The undo journal, unless it is off.
+    pub fn journal(&self) -> Option<&Arc<journal::Journal>> {
+        self.journal.as_ref()
     }
 
     /// Registers a service to be told about every change (see `observer.rs`).
@@ -212,6 +273,18 @@ impl WorkspaceService {
     /// Registers a result provider for reads, writes and edits (see `provider.rs`).
     pub fn add_provider(&self, provider: Arc<dyn ResultProvider>) {
         self.providers.write().push(provider);
+    }
+
+    /// Registers a service that adds lines to created, moved and deleted files' results (see
+    /// `path_notes.rs`).
+    pub fn add_path_notes(&self, notes: Arc<dyn path_notes::PathNotes>) {
+        self.path_notes.write().push(notes);
+    }
+
+    /// What the registered path-note services say about `change`, in registration order.
+    pub fn path_notes(&self, change: path_notes::PathChange<'_>) -> Vec<String> {
+        let services = self.path_notes.read().clone();
+        services.iter().flat_map(|service| service.notes(change)).collect()
     }
 
     /// The registered result providers, in registration order.

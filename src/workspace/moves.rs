@@ -96,6 +96,7 @@ impl WorkspaceService {
         if call.is_cancelled() {
             return Err(Error::Cancelled);
         }
+        let captured = session.capture(&from, &stat, &entries)?;
         session.revalidate(&from)?;
         session.revalidate(&to)?;
         if session.stat(&from)?.map(|now| now.id) != Some(stat.id) {
@@ -112,6 +113,7 @@ impl WorkspaceService {
         let after = affected(destination, root_kind, &entries);
         let kind = MutationKind::Moved { from: source.clone(), to: destination.clone() };
         session.notify(&Mutation { kind, before, after });
+        session.record_move(call, source, destination, captured)?;
         drop(session);
 
         call.progress.report(1.0, Some(1.0), format!("Moved {source}"));

@@ -107,6 +107,11 @@ enum WalkError {
 }
 
 impl Session<'_> {
+    /// The service this session mutates.
+    pub fn workspace(&self) -> &WorkspaceService {
+        self.ws
+    }
+
     /// The identity of an existing protected path, walked without following links.
     fn identity_of(&self, path: &QualifiedPath) -> Option<FileId> {
         if path.area() == Area::Root {
@@ -267,29 +272,70 @@ impl Session<'_> {
     /// the target. `previous` is the file as it was read; if the entry changed since, nothing is
     /// replaced. On every error the temporary file is removed.
     pub fn replace_file(&self, anchor: &Anchor, bytes: &[u8], previous: Option<&Stat>) -> Result<(), Error> {
+        self.replace_file_with_mode(anchor, bytes, previous, None)
+    }
+
+    /// `replace_file`, giving the file the permission bits `mode` when set (a revert restores the
+    /// recorded mode).
+    pub fn replace_file_with_mode(
+        &self,
+        anchor: &Anchor,
+        bytes: &[u8],
+        previous: Option<&Stat>,
+        mode: Option<u32>,
+    ) -> Result<(), Error> {
+        self.replace_file_beside(anchor, bytes, previous, mode, None::<fn(u32)>).0
+    }
+
+    /// `replace_file_with_mode`, running `beside` (given the file's new permission bits) on a
+    /// second thread while the new content is flushed and renamed into place; returns once both
+    /// are done, with what `beside` returned when it ran (it runs once the temporary file is
+    /// written, so not when that fails). The journal uses it to append and flush its record while
+    /// the file is flushed (`journal/capture.rs`).
+    pub fn replace_file_beside<T: Send>(
+        &self,
+        anchor: &Anchor,
+        bytes: &[u8],
+        previous: Option<&Stat>,
+        mode: Option<u32>,
+        beside: Option<impl FnOnce(u32) -> T + Send>,
+    ) -> (Result<(), Error>, Option<T>) {
         let fail = |action: &'static str| move |e: std::io::Error| Error::mutate(action, &anchor.path, e);
         remove_stale_temporaries(&anchor.parent);
-        let mode = if previous.is_some() { 0o600 } else { 0o666 };
-        let mut temp = anchor.parent.create_temp(mode).map_err(fail("create a temporary file for"))?;
-        temp.file().write_all(bytes).map_err(fail("write"))?;
-        if let Some(previous) = previous {
-            Dir::adopt_permissions(temp.file(), previous).map_err(fail("set the permissions of"))?;
-        }
-        temp.sync().map_err(fail("write"))?;
-        self.revalidate(anchor)?;
-        let now = self.stat(anchor)?;
-        let unchanged = match (previous, &now) {
-            (None, None) => true,
-            (Some(before), Some(now)) => before.id == now.id && now.kind == Kind::File,
-            _ => false,
+        let initial = if previous.is_some() || mode.is_some() { 0o600 } else { 0o666 };
+        let mut temp = match anchor.parent.create_temp(initial).map_err(fail("create a temporary file for")) {
+            Ok(temp) => temp,
+            Err(err) => return (Err(err), None),
         };
-        if !unchanged {
-            return Err(Error::Changed { path: anchor.path.clone() });
+        let new_mode = match fill_temp(&mut temp, bytes, previous, mode) {
+            Ok(mode) => mode,
+            Err((action, err)) => return (Err(Error::mutate(action, &anchor.path, err)), None),
+        };
+        let finish = move || -> Result<(), Error> {
+            temp.sync().map_err(fail("write"))?;
+            self.revalidate(anchor)?;
+            let now = self.stat(anchor)?;
+            let unchanged = match (previous, &now) {
+                (None, None) => true,
+                (Some(before), Some(now)) => before.id == now.id && now.kind == Kind::File,
+                _ => false,
+            };
+            if !unchanged {
+                return Err(Error::Changed { path: anchor.path.clone() });
+            }
+            temp.commit(&anchor.name, previous.is_some()).map_err(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => Error::Changed { path: anchor.path.clone() },
+                _ => Error::mutate("replace", &anchor.path, e),
+            })
+        };
+        match beside {
+            None => (finish(), None),
+            Some(beside) => std::thread::scope(|scope| {
+                let side = scope.spawn(move || beside(new_mode));
+                let res = finish();
+                (res, Some(side.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
+            }),
         }
-        temp.commit(&anchor.name, previous.is_some()).map_err(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists => Error::Changed { path: anchor.path.clone() },
-            _ => Error::mutate("replace", &anchor.path, e),
-        })
     }
 
     /// Scans the tree below the directory `dir` (at `path`) before it is moved or deleted:
@@ -394,6 +440,24 @@ pub(crate) fn affected(root: &QualifiedPath, root_kind: EntryKind, entries: &[Tr
     let mut res = vec![Affected { path: root.clone(), kind: root_kind }];
     walk(root, entries, &mut res);
     res
+}
+
+/// Writes `bytes` into a temporary file and gives it the permissions of `previous` or `mode`;
+/// returns its permission bits, or what failed.
+fn fill_temp(
+    temp: &mut fsat::TempFile<'_>,
+    bytes: &[u8],
+    previous: Option<&Stat>,
+    mode: Option<u32>,
+) -> Result<u32, (&'static str, std::io::Error)> {
+    temp.file().write_all(bytes).map_err(|e| ("write", e))?;
+    if let Some(previous) = previous {
+        Dir::adopt_permissions(temp.file(), previous).map_err(|e| ("set the permissions of", e))?;
+    }
+    if let Some(mode) = mode {
+        fsat::set_mode(temp.file(), mode).map_err(|e| ("set the permissions of", e))?;
+    }
+    fsat::file_mode(temp.file()).map_err(|e| ("read the permissions of", e))
 }
 
 /// Removes the temporary files in `dir` that are provably abandoned (`Dir::remove_if_abandoned`:

@@ -1,4 +1,4 @@
-//! Reading UTF-8 text files, whole or by line range.
+//! Reading UTF-8 text files, whole or by line range, within a byte budget.
 //!
 //! Lines end at LF, CR LF or a lone CR (`crate::text::split_lines`). The selected lines keep their
 //! original endings so the excerpt is byte-exact.
@@ -14,46 +14,92 @@ use crate::workspace::{Error, WorkspaceService};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileExcerpt {
     pub path: QualifiedPath,
-    /// The selected lines with their original endings; empty past the end of the file.
+    /// The selected lines with their original endings (a [`Clipped`] line cut short); empty past
+    /// the end of the file. A leading byte-order mark is not part of line 1.
     pub text: String,
     /// The first line requested (1-based).
     pub start_line: u64,
-    /// Set when an open-ended read was cut to [`OPEN_READ_MAX_LINES`] / [`OPEN_READ_MAX_BYTES`]:
-    /// where to continue, and how many lines the file has.
+    /// Set when the read was cut to its byte budget (or an open-ended one to
+    /// [`OPEN_READ_MAX_LINES`]): where to continue.
     pub continuation: Option<Continuation>,
+    /// Set when the first selected line alone is beyond the budget and only its start is returned.
+    pub clipped: Option<Clipped>,
+    /// The file starts with a UTF-8 byte-order mark.
+    pub bom: bool,
 }
 
 /// Where a cut read continues.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Continuation {
     pub next_start_line: u64,
-    pub total_lines: u64,
+    /// The last line of the selection: the file's last line, or `end_line` when it was given
+    /// (`explicit`).
+    pub last_line: u64,
+    pub explicit: bool,
 }
 
-/// The most lines a read without `end_line` returns (a tool result must fit a model's limit:
-/// Claude Code refuses results over about 25,000 tokens).
+/// A line longer than the budget, returned cut short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Clipped {
+    pub line: u64,
+    /// Characters of the whole line (without its ending).
+    pub chars: u64,
+    /// Characters returned.
+    pub shown: u64,
+}
+
+/// The most lines a read without `end_line` returns.
 pub const OPEN_READ_MAX_LINES: usize = 2000;
-/// The most bytes of text a read without `end_line` returns (at least one line is always returned).
-pub const OPEN_READ_MAX_BYTES: usize = 80 * 1000;
+/// The default byte budget of a read (`max_bytes`): a tool result must fit a model's limit (Claude
+/// Code refuses results over about 25,000 tokens). It bounds the numbered text and the structured
+/// copy of the lines together, so a result is never twice the budget.
+pub const DEFAULT_READ_MAX_BYTES: usize = 80 * 1000;
+
+/// Bytes of a read's budget kept for the notes after its lines (at most a tenth of the budget).
+const NOTES_ROOM: usize = 1000;
 
 impl FileExcerpt {
-    /// Cuts the excerpt of a read without `end_line` (which runs to the end of the file) to
-    /// [`OPEN_READ_MAX_LINES`] lines and [`OPEN_READ_MAX_BYTES`] bytes, recording where to continue.
-    /// This is the one place the default read size is decided; explicit ranges are never cut.
-    pub fn limit_open_read(mut self) -> FileExcerpt {
-        let (mut n_lines, mut n_bytes, mut cut) = (0usize, 0usize, None);
+    /// Cuts the excerpt at a line end so that its numbered copy and its raw text together stay within
+    /// `max_bytes` (and an open-ended read, `explicit` false, to [`OPEN_READ_MAX_LINES`] lines),
+    /// recording where to continue; a first line beyond the budget is clipped to its start. This is
+    /// the one place the size of a read is decided.
+    pub fn limit(mut self, explicit: bool, max_bytes: usize) -> FileExcerpt {
+        let total = split_lines(&self.text).count();
+        let last_line = self.start_line - 1 + total as u64;
+        // Each line costs its raw bytes twice plus its number, the separator and a line break.
+        let overhead = last_line.to_string().len() + 4;
+        let max_lines = if explicit { usize::MAX } else { OPEN_READ_MAX_LINES };
+        // Room for the notes the text ends with (a cut, an encoding, line endings, providers).
+        let max_bytes = max_bytes - (max_bytes / 10).min(NOTES_ROOM);
+        let (mut n_lines, mut n_bytes, mut spent, mut cut) = (0usize, 0usize, 0usize, None);
         for line in split_lines(&self.text) {
-            if n_lines == OPEN_READ_MAX_LINES || (n_lines > 0 && n_bytes + line.len() > OPEN_READ_MAX_BYTES) {
+            let cost = 2 * line.len() + overhead;
+            if n_lines == max_lines || spent + cost > max_bytes {
                 cut = Some(n_bytes);
                 break;
             }
             n_lines += 1;
             n_bytes += line.len();
+            spent += cost;
         }
-        if let Some(at) = cut {
-            let total_lines = self.start_line - 1 + split_lines(&self.text).count() as u64;
+        let Some(at) = cut else { return self };
+        if n_lines == 0 {
+            // Not even the first line fits: return its start.
+            let line = trim_line_ending(split_lines(&self.text).next().unwrap_or_default());
+            let keep = crate::text::floor_char_boundary(line, max_bytes.saturating_sub(overhead) / 2);
+            self.clipped = Some(Clipped {
+                line: self.start_line,
+                chars: line.chars().count() as u64,
+                shown: line[..keep].chars().count() as u64,
+            });
+            self.text.truncate(keep);
+            n_lines = 1;
+        } else {
             self.text.truncate(at);
-            self.continuation = Some(Continuation { next_start_line: self.start_line + n_lines as u64, total_lines });
+        }
+        let next_start_line = self.start_line + n_lines as u64;
+        if next_start_line <= last_line {
+            self.continuation = Some(Continuation { next_start_line, last_line, explicit });
         }
         self
     }
@@ -150,6 +196,10 @@ fn read_excerpt(
         call.progress.report(bytes.len() as f64, None, "Bytes read");
     }
     let mut text = decode_text(path, bytes)?;
+    let bom = text.starts_with('\u{feff}');
+    if bom {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
     let first = usize::try_from(start_line.saturating_sub(1)).unwrap_or(usize::MAX);
     let count = match end_line {
         Some(end) => usize::try_from(end - start_line + 1).unwrap_or(usize::MAX),
@@ -162,7 +212,7 @@ fn read_excerpt(
     if text.len() < text.capacity() / 2 {
         text.shrink_to_fit();
     }
-    Ok(FileExcerpt { path: path.clone(), text, start_line, continuation: None })
+    Ok(FileExcerpt { path: path.clone(), text, start_line, continuation: None, clipped: None, bom })
 }
 
 /// The byte range of `count` lines of `text` from line `first` (0-based; [`split_lines`]).
@@ -199,30 +249,40 @@ mod tests {
     #[test]
     fn excerpt_numbers_lines_from_start() {
         let path = QualifiedPath::parse("a.txt").unwrap();
-        let excerpt = FileExcerpt { path, text: "x\ny\r\n".into(), start_line: 4, continuation: None };
+        let excerpt =
+            FileExcerpt { path, text: "x\ny\r\n".into(), start_line: 4, continuation: None, clipped: None, bom: false };
         assert_eq!(excerpt.numbered_lines().collect::<Vec<_>>(), vec![(4, "x"), (5, "y")]);
     }
 
     #[test]
-    fn open_reads_stop_at_the_line_and_byte_limits() {
+    fn reads_stop_at_the_line_limit_and_the_byte_budget() {
         let excerpt = |text: String, start_line| FileExcerpt {
             path: QualifiedPath::parse("a.txt").unwrap(),
             text,
             start_line,
             continuation: None,
+            clipped: None,
+            bom: false,
         };
-        let cut = excerpt("x\n".repeat(5000), 1).limit_open_read();
+        let budget = DEFAULT_READ_MAX_BYTES;
+        let cut = excerpt("x\n".repeat(5000), 1).limit(false, budget);
         assert_eq!(cut.text.len(), 2 * OPEN_READ_MAX_LINES);
-        assert_eq!(cut.continuation, Some(Continuation { next_start_line: 2001, total_lines: 5000 }));
-        let cut = excerpt("x\n".repeat(2000), 3001).limit_open_read();
+        let next = Continuation { next_start_line: 2001, last_line: 5000, explicit: false };
+        assert_eq!(cut.continuation, Some(next));
+        let cut = excerpt("x\n".repeat(2000), 3001).limit(false, budget);
         assert_eq!((cut.text.len(), cut.continuation), (4000, None), "exactly the limit is whole");
-        let long = format!("{}\n", "y".repeat(30_000));
-        let cut = excerpt(long.repeat(4), 1).limit_open_read();
-        assert_eq!(cut.continuation, Some(Continuation { next_start_line: 3, total_lines: 4 }));
-        assert_eq!(cut.text.len(), 2 * long.len());
-        let huge = "z".repeat(OPEN_READ_MAX_BYTES * 2);
-        let cut = excerpt(format!("{huge}\nrest\n"), 1).limit_open_read();
-        assert_eq!(cut.text.len(), huge.len() + 1, "one line is always returned");
+        assert_eq!(excerpt("x\n".repeat(5000), 1).limit(true, budget).continuation, None, "ranges have no line limit");
+        // Lines of 20,000 bytes cost 40,000 and more each: one fits in 79,000.
+        let long = format!("{}\n", "y".repeat(20_000));
+        let cut = excerpt(long.repeat(4), 10).limit(true, budget);
+        assert_eq!(cut.continuation, Some(Continuation { next_start_line: 11, last_line: 13, explicit: true }));
+        assert_eq!((cut.text.len(), cut.clipped), (long.len(), None));
+        // A line beyond the budget is clipped to its start.
+        let huge = "z".repeat(budget * 2);
+        let cut = excerpt(format!("{huge}\nrest\n"), 1).limit(false, budget);
+        assert_eq!(cut.clipped, Some(Clipped { line: 1, chars: huge.len() as u64, shown: 39_497 }));
+        assert_eq!(cut.text.len(), 39_497);
+        assert_eq!(cut.continuation.map(|c| c.next_start_line), Some(2));
     }
 
     #[test]

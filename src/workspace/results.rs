@@ -1,6 +1,10 @@
 //! The immutable, in-memory result store behind
 //! `forgemcp://workspace/results/{result_id}/{name}.json|.md`.
 //!
+//! A document is stored ready, or as the one future that produces it (a read's clangd analysis,
+//! which the read does not wait for): the first resource read awaits it, later reads get the same
+//! text.
+//!
 //! Architecture invariant: a stored document never changes; reads never re-run providers.
 //! Architecture invariant: memory stays bounded: past `MAX_TOTAL_BYTES` the oldest results are
 //! forgotten (their URIs then answer "not found", as after a restart).
@@ -9,6 +13,8 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use futures_util::FutureExt as _;
+use futures_util::future::{BoxFuture, Shared};
 use parking_lot::RwLock;
 
 /// Upper bound on the bytes all retained documents may hold together.
@@ -37,19 +43,63 @@ impl DocumentKind {
     }
 }
 
+/// A document's text, or the one future producing it (`Err`: why it could not be produced).
+#[derive(Clone)]
+pub enum Body {
+    Ready(Arc<str>),
+    Later(Shared<BoxFuture<'static, Result<Arc<str>, String>>>),
+}
+
+impl Body {
+    /// The text, once produced.
+    pub async fn text(&self) -> Result<Arc<str>, String> {
+        match self {
+            Body::Ready(text) => Ok(text.clone()),
+            Body::Later(later) => later.clone().await,
+        }
+    }
+
+    /// Bytes counted against the store's limit (a document still being produced counts none).
+    fn len(&self) -> usize {
+        match self {
+            Body::Ready(text) => text.len(),
+            Body::Later(_) => 0,
+        }
+    }
+}
+
+impl std::fmt::Debug for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Body::Ready(text) => write!(f, "Ready({} bytes)", text.len()),
+            Body::Later(_) => f.write_str("Later"),
+        }
+    }
+}
+
 /// One provider's output for one call.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Document {
     pub name: String,
     pub kind: DocumentKind,
-    pub body: Arc<str>,
+    pub body: Body,
 }
 
 impl Document {
     /// `name` must be ASCII letters, digits, `_` or `-`.
     pub fn json(name: &str, value: &serde_json::Value) -> Document {
         debug_assert!(is_valid_name(name), "invalid provider name {name}");
-        Document { name: name.to_owned(), kind: DocumentKind::Json, body: Arc::from(value.to_string()) }
+        Document { name: name.to_owned(), kind: DocumentKind::Json, body: Body::Ready(Arc::from(value.to_string())) }
+    }
+
+    /// A JSON document `produce` makes when it finishes (the first read of the resource waits).
+    pub fn json_later(
+        name: &str,
+        produce: impl std::future::Future<Output = Result<serde_json::Value, String>> + Send + 'static,
+    ) -> Document {
+        debug_assert!(is_valid_name(name), "invalid provider name {name}");
+        let text = produce.map(|value| value.map(|value| Arc::from(value.to_string())));
+        Document { name: name.to_owned(), kind: DocumentKind::Json, body: Body::Later(text.boxed().shared()) }
     }
 }
 
@@ -149,7 +199,8 @@ mod tests {
         let id = link.uri.strip_prefix("forgemcp://workspace/results/").unwrap().split('/').next().unwrap();
         assert_eq!(id.len(), 32);
         assert!(id.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
-        assert_eq!(&*store.get(id, "diff", DocumentKind::Json).unwrap().body, r#"{"a":1}"#);
+        let body = store.get(id, "diff", DocumentKind::Json).unwrap().body;
+        assert_eq!(&*futures_util::FutureExt::now_or_never(body.text()).unwrap().unwrap(), r#"{"a":1}"#);
         assert!(store.get(id, "diff", DocumentKind::Markdown).is_none());
         assert_eq!(store.names(id, DocumentKind::Json), vec!["diff"]);
         assert_eq!(store.ids(), vec![id.to_owned()]);

@@ -8,11 +8,17 @@
 //! that directory, one another live server is writing never is, and listings and searches never
 //! show one (`is_temp_name`).
 //!
-//! Architecture invariant: the bytes written are exactly the UTF-8 of the given text (no newline
-//! translation); an existing target must be UTF-8 text (it is read for the diff).
+//! Over an existing file that uses CRLF throughout or starts with a UTF-8 byte-order mark, text
+//! with LF endings (or without the mark) takes the file's form unless `exact` is asked for; the
+//! outcome says what was converted.
+//!
+//! Architecture invariant: the bytes written are exactly the UTF-8 of the given text, or of that
+//! text in the existing file's line endings and mark; an existing target must be UTF-8 text (it is
+//! read for the diff).
 
 use crate::call::Call;
 use crate::workspace::diff::{self, FileDiff};
+use crate::workspace::edit::lf_to_crlf;
 pub use crate::workspace::fsat::is_temp_name;
 use crate::workspace::mutate::{check_managed, line_count};
 use crate::workspace::observer::{Affected, EntryKind, Mutation, MutationKind};
@@ -38,16 +44,46 @@ pub struct FileWrite {
     pub diff: FileDiff,
     /// The previous content (`None` when the file was created), for result providers.
     pub before: Option<std::sync::Arc<str>>,
+    /// What was converted to keep the existing file's form.
+    pub kept: KeptForm,
+}
+
+/// The parts of an existing file's form a write gave the new text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeptForm {
+    /// LF endings were written as CRLF.
+    pub crlf: bool,
+    /// The byte-order mark was kept.
+    pub bom: bool,
+}
+
+/// `text` in the form of the existing file `before`: CRLF endings when `before` uses CRLF throughout
+/// and `text` has no CR, and its byte-order mark when `text` lacks one.
+fn keep_form(before: &str, text: &str) -> (Option<String>, KeptForm) {
+    let crlf = crate::text::line_endings(before) == Some(crate::text::LineEndings::CrLf)
+        && text.contains('\n')
+        && !text.contains('\r');
+    let bom = before.starts_with('\u{feff}') && !text.starts_with('\u{feff}');
+    if !crlf && !bom {
+        return (None, KeptForm::default());
+    }
+    let mut res = String::with_capacity(text.len() + text.len() / 16 + 3);
+    if bom {
+        res.push('\u{feff}');
+    }
+    res.push_str(&if crlf { lf_to_crlf(text) } else { text.to_owned() });
+    (Some(res), KeptForm { crlf, bom })
 }
 
 impl WorkspaceService {
-    /// Creates or overwrites the managed file `path` with `text`. The parent directory must
-    /// exist. Progress: `0/1` before, `1/1` after.
-    pub fn write_file(&self, path: &QualifiedPath, text: &str, call: &Call) -> Result<FileWrite, Error> {
-        self.write_file_inner(path, text, call).map_err(|e| e.for_argument("path"))
+    /// Creates or overwrites the managed file `path` with `text` (in the existing file's line
+    /// endings and mark unless `exact`). The parent directory must exist. Progress: `0/1` before,
+    /// `1/1` after.
+    pub fn write_file(&self, path: &QualifiedPath, text: &str, exact: bool, call: &Call) -> Result<FileWrite, Error> {
+        self.write_file_inner(path, text, exact, call).map_err(|e| e.for_argument("path"))
     }
 
-    fn write_file_inner(&self, path: &QualifiedPath, text: &str, call: &Call) -> Result<FileWrite, Error> {
+    fn write_file_inner(&self, path: &QualifiedPath, text: &str, exact: bool, call: &Call) -> Result<FileWrite, Error> {
         check_managed(path)?;
         if path.is_area_root() {
             return Err(Error::IsADirectory { path: path.clone() });
@@ -62,7 +98,17 @@ impl WorkspaceService {
         if call.is_cancelled() {
             return Err(Error::Cancelled);
         }
-        session.replace_file(&anchor, text.as_bytes(), existing.as_ref().map(|(stat, _)| stat))?;
+        let (converted, kept) = match &existing {
+            Some((_, before)) if !exact => keep_form(before, text),
+            _ => (None, KeptForm::default()),
+        };
+        let text = converted.as_deref().unwrap_or(text);
+        session.replace_and_record(
+            call,
+            &anchor,
+            existing.as_ref().map(|(stat, old)| (stat, old.as_bytes())),
+            text.as_bytes(),
+        )?;
         let action = if existing.is_some() { WriteAction::Overwritten } else { WriteAction::Created };
         let affected = vec![Affected { path: path.clone(), kind: EntryKind::File }];
         let (kind, before) = match action {
@@ -81,6 +127,7 @@ impl WorkspaceService {
             lines_added: line_count(text),
             diff: diff::diff_texts(path, before, text),
             before: old_text.map(std::sync::Arc::from),
+            kept,
         };
         call.progress.report(1.0, Some(1.0), format!("Wrote {path}"));
         Ok(res)

@@ -100,7 +100,7 @@ async fn clangd_processes(client: &Client) -> Vec<(u64, bool)> {
 
 /// The clangd processes as `(process_id, running, compile-commands directory)`.
 async fn clangd_process_details(client: &Client) -> Vec<(u64, bool, String)> {
-    let res = call(client, "processes_overview", json!({})).await;
+    let res = call(client, "processes_overview", json!({ "status": "all" })).await;
     structured(&res)["processes"]
         .as_array()
         .unwrap()
@@ -162,11 +162,13 @@ async fn clangd_answers_for_two_configurations_and_annotates_workspace_files() {
     assert_eq!(diagnostic["source"], "clang");
     assert_eq!(diagnostic["range"]["start"], json!({ "line": 5, "character": 4 }));
     assert_contains(diagnostic["message"].as_str().unwrap(), "Expected ';'");
+    // Compiler-style, one line each, one-based columns, no coordinates legend.
     assert_contains(
         text(&res),
-        "Configurations: Debug, Release\nproject/analysis/code_action.cpp, line 5, character 4",
+        "Configurations: Debug, Release\nproject/analysis/code_action.cpp:5:5: error: Expected ';'",
     );
-    assert_contains(text(&res), "  error (clang, expected_semi_declaration): Expected ';'");
+    assert_contains(text(&res), " [clang, expected_semi_declaration]");
+    assert!(!text(&res).contains("Coordinates") && !text(&res).contains('`'), "{}", text(&res));
     let sessions = clangd_processes(&client).await;
     assert_eq!(sessions.len(), 2, "one clangd per configuration: {sessions:?}");
     assert!(sessions.iter().all(|(_, running)| *running), "{sessions:?}");
@@ -204,7 +206,7 @@ async fn clangd_answers_for_two_configurations_and_annotates_workspace_files() {
         assert_ne!(location["path"], "project/analysis/clangd_anchors.cpp", "{location}");
         assert!(location["preview"]["text"].as_str().unwrap().contains("add("), "{location}");
     }
-    assert_contains(text(&res), "Definitions at project/analysis/clangd_anchors.cpp, line 11, character 21.");
+    assert_contains(text(&res), "Definitions at project/analysis/clangd_anchors.cpp:11:22.");
 
     let res = call(&client, "clangd_references", at_add.clone()).await;
     let answers = items(&res);
@@ -373,7 +375,11 @@ async fn clangd_answers_for_two_configurations_and_annotates_workspace_files() {
     }
     assert!(stopped, "the withdrawn sessions' clangd processes end");
     let err = tool_error(&call(&client, "clangd_hover", at_add).await).to_owned();
-    assert_contains(&err, "compilation database");
+    assert_contains(
+        &err,
+        "No clangd configuration is available: configurations Debug and Release were withdrawn by \
+         project/CMakeLists.txt; run cmake_configure.",
+    );
     services.clangd.shutdown().await;
 }
 
@@ -396,7 +402,10 @@ async fn arguments_are_checked_before_anything_runs() {
     assert_contains(tool_error(&res), "missing field `character`");
     // Without a configured CMake project there is nothing to analyse with.
     let res = call(&client, "clangd_diagnostics", json!({ "path": "src/a.cpp" })).await;
-    assert_contains(tool_error(&res), "no CMake configuration has a compilation database");
+    assert_contains(
+        tool_error(&res),
+        "No clangd configuration is available: the project has no CMakeLists.txt, so the CMake tools do not apply",
+    );
     let res = call(&client, "clangd_configurations", json!({})).await;
     assert_eq!(structured(&res), &json!({ "result": [] }));
     assert_contains(text(&res), "Available clangd configurations: 0.");

@@ -10,7 +10,9 @@ use forgemcp::server::ForgeServer;
 use serde_json::{Value, json};
 
 use crate::clangd::{assert_contains, clangd_document, items};
-use crate::support::{TestClient, acceptance_project, call, connect, real_services, real_tools, structured, text};
+use crate::support::{
+    TestClient, acceptance_project, call, connect, real_services, real_tools, structured, text, tool_error,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edits_say_which_diagnostics_they_introduced_and_resolved() {
@@ -31,8 +33,8 @@ async fn edits_say_which_diagnostics_they_introduced_and_resolved() {
     assert_contains(text(&res), "clangd (Debug, Release): 1 new error, 0 resolved\n");
     assert_contains(
         text(&res),
-        "  project/src/math.cpp:7:24: error: Use of undeclared identifier 'undeclared_forge_symbol' (clang, \
-         undeclared_var_use)",
+        "  project/src/math.cpp:7:24: error: Use of undeclared identifier 'undeclared_forge_symbol' [clang, \
+         undeclared_var_use]",
     );
     let summary = &structured(&res)["clangd"];
     assert_eq!(summary["deltas"][0]["configurations"], json!(["Debug", "Release"]), "{summary}");
@@ -132,7 +134,9 @@ async fn edits_say_which_diagnostics_they_introduced_and_resolved() {
     );
     let res = call(&client, "workspace_read_file", json!({ "path": "notes.txt", "start_line": 4001 })).await;
     assert!(structured(&res).get("next_start_line").is_none());
-    let res = call(&client, "workspace_read_file", json!({ "path": "notes.txt", "end_line": 5000 })).await;
+    let res =
+        call(&client, "workspace_read_file", json!({ "path": "notes.txt", "end_line": 5000, "max_bytes": 1_000_000 }))
+            .await;
     assert_eq!(structured(&res)["text"].as_str().unwrap().lines().count(), 5000, "an explicit range is read whole");
 
     // Editing CMakeLists.txt withdraws both configurations, and says so.
@@ -149,5 +153,23 @@ async fn edits_say_which_diagnostics_they_introduced_and_resolved() {
     assert_eq!(structured(&res)["clangd"]["withdrawn"], json!(["Debug", "Release"]));
     let res = call(&client, "clangd_configurations", json!({})).await;
     assert_eq!(items(&res), Vec::<Value>::new());
+    let withdrawn = "configurations Debug and Release were withdrawn by project/CMakeLists.txt; run cmake_configure";
+    assert_contains(text(&res), &format!("None is available: {withdrawn}."));
+
+    // Silence is never "fine": a C/C++ edit while withdrawn says it was not checked, and why; so
+    // does every clangd call.
+    let edit = json!({ "path": "src/math.cpp", "old_text": "// Integer helpers.\n",
+                       "new_text": "// Integer helpers (edited).\n" });
+    let res = call(&client, "workspace_edit_file", edit).await;
+    assert_contains(text(&res), &format!("clangd: not checked — {withdrawn}"));
+    let not_checked = &structured(&res)["clangd"]["not_checked"];
+    assert_eq!(not_checked["withdrawn"][0], json!({ "id": "Debug", "by": "project/CMakeLists.txt" }), "{not_checked}");
+    let res = call(&client, "clangd_diagnostics", json!({ "path": "src/math.cpp" })).await;
+    assert_contains(tool_error(&res), &format!("No clangd configuration is available: {withdrawn}"));
+    // A configure brings them back.
+    let res = call(&client, "cmake_configure", json!({})).await;
+    assert!(items(&res).iter().all(|item| item["error"].is_null()), "{}", text(&res));
+    let res = call(&client, "clangd_diagnostics", json!({ "path": "src/math.cpp", "configurations": ["Debug"] })).await;
+    assert_eq!(items(&res).len(), 1, "{}", text(&res));
     services.clangd.shutdown().await;
 }

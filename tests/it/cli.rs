@@ -288,3 +288,90 @@ fn uncreatable_storage_exits_2_and_creates_nothing() {
     assert_eq!(output.status.code(), Some(1), "started, then no MCP session: {stderr}");
     assert!(stderr.contains("MCP session did not start"), "{stderr}");
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn storage_that_cannot_be_created_exits_2_before_anything_starts() {
+    let output = Scratch::new().run(&["--workspace-storage", "/proc/forbidden/x"]);
+    assert_config_error(&output, "--workspace-storage /proc/forbidden/x: cannot be created or written: /proc");
+}
+
+/// The `--help` text's options: every `--name` that starts an option entry (`      --name` or
+/// `  -h, --name`).
+fn help_options(help: &str) -> Vec<String> {
+    help.lines()
+        .filter_map(|line| {
+            let entry = line.strip_prefix("      --").or_else(|| {
+                let short = line.strip_prefix("  -")?;
+                short.get(3..).filter(|_| short.get(1..3) == Some(", "))?.strip_prefix("--")
+            })?;
+            let name: String = entry.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+            Some(format!("--{name}"))
+        })
+        .collect()
+}
+
+/// The README's option table: `(options of the row, the whole row)` per row.
+fn readme_rows() -> Vec<(Vec<String>, String)> {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).expect("README.md");
+    let table = readme.split("## Command-line options").nth(1).expect("the options section");
+    table
+        .lines()
+        .skip_while(|line| !line.starts_with("| Option"))
+        .skip(2)
+        .take_while(|line| line.starts_with('|'))
+        .map(|row| {
+            let first = row.split('|').nth(1).unwrap_or_default();
+            let options = first
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .filter_map(|code| code.split_whitespace().next())
+                .map(str::to_owned)
+                .collect();
+            (options, row.to_owned())
+        })
+        .collect()
+}
+
+/// The paragraph of `--help` that describes `option`.
+fn help_entry<'a>(help: &'a str, option: &str) -> &'a str {
+    let start = help.find(&format!("      {option} ")).unwrap_or_else(|| panic!("{option} in --help"));
+    let rest = &help[start..];
+    let end = rest[1..].find("\n      --").map_or(rest.len(), |at| at + 1);
+    &rest[..end]
+}
+
+#[test]
+fn the_readme_option_table_matches_help() {
+    let output = Scratch::new().run_plain(&["--help"]);
+    let help = String::from_utf8_lossy(&output.stdout).into_owned();
+    let mut from_help = help_options(&help);
+    let rows = readme_rows();
+    let mut from_readme: Vec<String> = rows.iter().flat_map(|(options, _)| options.clone()).collect();
+    from_readme.sort();
+    let n_readme = from_readme.len();
+    from_readme.dedup();
+    assert_eq!(from_readme.len(), n_readme, "an option has two README rows: {rows:#?}");
+    from_help.sort();
+    assert_eq!(from_readme, from_help, "README rows and --help options differ");
+
+    // Every --cmake-profile key the binary accepts is in its --help entry and its README row.
+    let rejected = Scratch::new().run(&["--cmake-profile", "x", "no-such-key=1"]);
+    let line = assert_config_error(&rejected, "--cmake-profile x: unknown key");
+    let accepted = line.split("expected one of ").nth(1).expect("the accepted keys").trim_end_matches(')');
+    let entry = help_entry(&help, "--cmake-profile");
+    let (_, row) = rows.iter().find(|(options, _)| options.contains(&"--cmake-profile".to_owned())).expect("row");
+    for key in accepted.split(", ") {
+        assert!(entry.contains(key), "--help does not name the key {key}: {entry}");
+        assert!(row.contains(&format!("`{key}")), "the README does not name the key {key}: {row}");
+    }
+    // And every tool name --toolset accepts is in its --help entry.
+    let rejected = Scratch::new().run(&["--toolset", "t", "no-such-tool=/x"]);
+    let line = assert_config_error(&rejected, "--toolset t: unknown tool");
+    let tools = line.split("expected one of ").nth(1).expect("the tool names").trim_end_matches(')');
+    let entry = help_entry(&help, "--toolset");
+    for tool in tools.split(", ").map(|t| t.trim_start_matches("or ")) {
+        assert!(entry.contains(tool), "--help does not name the tool {tool}: {entry}");
+    }
+}

@@ -102,7 +102,8 @@ async fn presets_profile_configures_builds_and_tests_every_preset() {
             "name": "presets", "toolset_id": "system", "mode": "presets", "build_directory": null,
             "configure_presets": ["ninja-debug", "ninja-debug-negative-tests", "ninja-llvm-dwarf-debug"],
             "build_presets": ["build-ninja-debug"], "test_presets": ["test-ninja-debug"],
-            "configuration": null, "generator": null,
+            "configuration": null, "generator": null, "defines": [], "options": [],
+            "left_out_presets": { "configure": [], "build": [], "test": [] },
         })]
     );
     assert!(text(&res).starts_with("Available CMake profiles: 1.\n\npresets\n  Toolset: system\n  Mode: presets"));
@@ -320,6 +321,8 @@ async fn explicit_profile_with_defines_reports_failures_and_survives_a_generator
         [json!({
             "name": "neg", "toolset_id": "system", "mode": "plain", "build_directory": "storage/build/cmake-neg",
             "configure_presets": [], "build_presets": [], "test_presets": [], "configuration": "Debug", "generator": "Ninja",
+            "defines": ["FIXTURE_NEGATIVE_TESTS:BOOL=ON"], "options": [],
+            "left_out_presets": { "configure": [], "build": [], "test": [] },
         })]
     );
     let res = call(&client, "cmake_configure", json!({})).await;

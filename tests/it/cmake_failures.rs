@@ -78,8 +78,13 @@ fn assert_contains(haystack: &str, needle: &str) {
     assert!(haystack.contains(needle), "`{needle}` not in:\n{haystack}");
 }
 
+/// A build of `targets` (the default target when empty) of the Debug profile.
 async fn build(client: &Client, targets: &[&str]) -> (Value, String) {
-    let res = call(client, "cmake_build", json!({ "profiles": ["Debug"], "targets": targets })).await;
+    let mut args = json!({ "profiles": ["Debug"] });
+    if !targets.is_empty() {
+        args["targets"] = json!(targets);
+    }
+    let res = call(client, "cmake_build", args).await;
     (item(&res), text(&res).to_owned())
 }
 
@@ -149,7 +154,7 @@ async fn build_and_run_failures_explain_themselves() {
     assert_contains(error, "fixture_undeclared_value");
     let first = &built["diagnostics"][0];
     assert_eq!((&first["severity"], &first["target"]), (&json!("error"), &json!("fixture_compile_error")));
-    assert_contains(&shown, "before the failure");
+    assert_contains(&shown, "finished; 1 step failed");
     assert_contains(&shown, "Diagnostics: 1 error; ");
 
     // A link error: the linker's message at the call's line.
@@ -181,7 +186,11 @@ async fn build_and_run_failures_explain_themselves() {
     )
     .await;
     let error = structured(&res)["error"].as_str().expect("the crash fails the run").to_owned();
-    assert_eq!(error, "the test executable was killed by signal 11 (SIGSEGV)");
+    // The reason, then the stack (issue 31), also in the structured `crash`.
+    let (reason, stack) = error.split_once('\n').expect("the stack follows the reason");
+    assert_eq!(reason, "the test executable was killed by signal 11 (SIGSEGV)");
+    assert_contains(stack, "main at project/tests/crash.cpp:");
+    assert_eq!(structured(&res)["crash"]["signal"], "SIGSEGV");
     assert_contains(text(&res), "Error: the test executable was killed by signal 11 (SIGSEGV)");
 }
 
@@ -357,4 +366,125 @@ async fn a_run_in_a_missing_storage_root_is_refused_and_creates_nothing() {
         assert_contains(error, "storage is not created automatically");
         assert!(!ws.storage.exists(), "a refused run created the storage root");
     }
+}
+
+/// A project whose builds print the same diagnostics many times: a header's warning in two
+/// translation units of two targets (which name it differently), a template's error once per instantiation, a link that fails,
+/// a source that was moved away, and (appended later) a regeneration error.
+const REPEATS: &str = r#"
+//- CMakeLists.txt
+    cmake_minimum_required(VERSION 3.20)
+    project(repeats CXX)
+    add_library(shapes STATIC src/shapes.cpp)
+    target_include_directories(shapes PUBLIC include)
+    target_compile_options(shapes PRIVATE -Wall)
+    add_executable(shapes_check tests/check.cpp)
+    target_link_libraries(shapes_check PRIVATE shapes)
+    target_compile_options(shapes_check PRIVATE -Wall)
+    add_executable(templated EXCLUDE_FROM_ALL src/templated.cpp)
+    add_executable(unlinked EXCLUDE_FROM_ALL src/unlinked.cpp)
+    add_executable(moved EXCLUDE_FROM_ALL src/moved.cpp)
+//- include/shapes.hpp
+    #pragma once
+    inline int area(int side) {
+        int unused_perimeter = 4 * side;
+        return side * side;
+    }
+//- src/shapes.cpp
+    #include "shapes.hpp"
+    int square(int side) { return area(side); }
+//- tests/check.cpp
+    #include "../include/shapes.hpp"
+    int main() { return area(2) == 4 ? 0 : 1; }
+//- src/templated.cpp
+    template <class T> struct box {
+        T value;
+        int size() const { return value.size_of_it(); }
+    };
+    int main() {
+        box<int> a{};
+        box<long> b{};
+        box<char> c{};
+        return a.size() + b.size() + c.size();
+    }
+//- src/unlinked.cpp
+    int missing_function(int value);
+    int main() { return missing_function(1); }
+//- src/moved.cpp
+    int main() { return 0; }
+"#;
+
+#[tokio::test]
+async fn build_diagnostics_are_counted_once_with_where_they_were_printed() {
+    if !real_tools("build_diagnostics_are_counted_once_with_where_they_were_printed") {
+        return;
+    }
+    let ws = TempWorkspace::new(REPEATS);
+    let client = client(&ws, &[]).await;
+    let res = call(&client, "cmake_configure", json!({ "profiles": ["Debug"] })).await;
+    assert_eq!(item(&res)["error"], Value::Null, "{}", text(&res));
+
+    // The header's warning: one diagnostic printed by two translation units of two targets, and
+    // the same counts in the call's summary, the execution's line and the structured items.
+    let (built, shown) = build(&client, &[]).await;
+    assert_eq!(built["error"], Value::Null, "{shown}");
+    let diagnostics = built["diagnostics"].as_array().expect("diagnostics").clone();
+    let warnings: Vec<&Value> = diagnostics.iter().filter(|d| d["severity"] == "warning").collect();
+    assert_eq!(warnings.len(), 1, "{diagnostics:#?}");
+    let warning = warnings[0];
+    assert_eq!(
+        (&warning["path"], &warning["line"], &warning["count"]),
+        (&json!("project/include/shapes.hpp"), &json!(3), &json!(2))
+    );
+    let mut targets: Vec<&str> = warning["targets"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    targets.sort_unstable();
+    assert_eq!(targets, ["shapes", "shapes_check"], "{warning}");
+    // The compilers name the header in two ways (`…/include/shapes.hpp`, `…/tests/../include/
+    // shapes.hpp`); the repeat's include chain is the first printing's.
+    let notes = diagnostics.iter().filter(|d| d["severity"] == "note").count();
+    assert_eq!(notes, 1, "{diagnostics:#?}");
+    let counts = format!("Diagnostics: 0 errors; 1 warning; {notes} note");
+    assert_eq!(shown.matches(&counts).count(), 2, "the call's and the execution's counts agree:\n{shown}");
+    assert_contains(&shown, "[-Wunused-variable] (2 translation units: ");
+    assert_eq!(shown.matches("unused variable").count(), 1, "{shown}");
+
+    // A template's error, printed once per instantiation, is one diagnostic.
+    let (built, shown) = build(&client, &["templated"]).await;
+    let errors: Vec<&Value> =
+        built["diagnostics"].as_array().unwrap().iter().filter(|d| d["severity"] == "error").collect();
+    assert_eq!(errors.len(), 1, "{shown}");
+    assert_eq!((&errors[0]["path"], &errors[0]["count"]), (&json!("project/src/templated.cpp"), &json!(3)));
+    assert_contains(&shown, "(3 instantiations in 1 translation unit: templated)");
+    assert_contains(&shown, "Diagnostics: 1 error; ");
+    assert_contains(&shown, "Steps: 0 of 2 finished; 1 step failed");
+
+    // A failed link says so.
+    let (built, shown) = build(&client, &["unlinked"]).await;
+    assert!(built["error"].is_string(), "{shown}");
+    assert_contains(&shown, "finished; linking failed (unlinked)");
+    assert!(!shown.contains("before the failure"), "{shown}");
+
+    // A source moved away after it was built: the compiler's error without a position is a
+    // diagnostic.
+    let (built, shown) = build(&client, &["moved"]).await;
+    assert_eq!(built["error"], Value::Null, "{shown}");
+    std::fs::rename(ws.path("src/moved.cpp"), ws.path("src/renamed.cpp")).unwrap();
+    let (built, shown) = build(&client, &["moved"]).await;
+    let errors: Vec<&Value> =
+        built["diagnostics"].as_array().unwrap().iter().filter(|d| d["severity"] == "error").collect();
+    assert_eq!(errors.len(), 1, "{shown}");
+    assert_eq!(errors[0]["path"], Value::Null);
+    assert_eq!(errors[0]["message"], "project/src/moved.cpp: No such file or directory", "{shown}");
+    assert_contains(&shown, "\n  error: project/src/moved.cpp: No such file or directory (target moved)");
+    assert_contains(built["error"].as_str().unwrap(), "error: project/src/moved.cpp: No such file or directory");
+
+    // A regeneration error during a build names the file qualified.
+    let mut lists = std::fs::read_to_string(ws.path("CMakeLists.txt")).unwrap();
+    let line = lists.lines().count() + 1;
+    lists.push_str("message(FATAL_ERROR \"stop here\")\n");
+    ws.write("CMakeLists.txt", lists);
+    let (built, shown) = build(&client, &[]).await;
+    let error = built["error"].as_str().expect("the regeneration fails the build");
+    assert_contains(error, &format!("CMake Error at project/CMakeLists.txt:{line} (message): stop here"));
+    assert!(!shown.contains(&ws.project.display().to_string()), "{shown}");
 }

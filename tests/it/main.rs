@@ -15,15 +15,27 @@ mod clangd;
 /// Edit-delta diagnostics, withdrawn configurations, new files, line endings and read limits, with
 /// the real clangd on a configured copy of the acceptance project (CI or `FORGEMCP_HEAVY_TESTS=1`).
 mod clangd_edits;
+/// clangd on projects shaped like real ones (issue 27): headers without an extension, declarations
+/// without a definition, limits, and the way back after a restart (CI or `FORGEMCP_HEAVY_TESTS=1`).
+mod clangd_truth;
 /// The real binary's command line: help, version, and exit status 2 with one stderr line for every
 /// invalid option value.
 mod cli;
 /// CMake tools: profiles, configure, build, CTest and direct test runs with the real cmake, ninja and
 /// g++ on a copy of the acceptance project (CI or `FORGEMCP_HEAVY_TESTS=1`), and argument errors.
 mod cmake;
+/// `cmake_test` `select` (affected, failed) and `repeat_until_fail` with the real tools.
+mod cmake_affected;
 /// CMake failures that explain themselves (diagnostics, signals, sanitizers, paths) and compiler
 /// launchers, with the real tools on an extended copy of the acceptance project.
 mod cmake_failures;
+/// Compiler caches and build farms with the real ccache, distccd and sccache on loopback (issue 32).
+#[cfg(unix)]
+mod cmake_farm;
+/// Failing inner cases of GoogleTest, Catch2 and doctest programs built against Debian's packages.
+mod cmake_frameworks;
+/// CMake on small projects shaped like real ones (globs, `GLOBAL`, presets, no CMakeLists.txt).
+mod cmake_shapes;
 /// Confirmations: `inputResponses` only answer the round that asked; `root/` paths are escaped in
 /// the question.
 mod confirm;
@@ -34,9 +46,15 @@ mod debug;
 /// Heavy calls cannot starve light ones: bounded slots for searches, listings and large reads.
 mod fairness;
 
+/// The undo journal: history, checkpoints, revert and redo, restarts, two servers, `kill -9`.
+mod journal;
+
 /// Workspace mutations through the MCP surface: every operation and refusal, the escape matrix,
 /// the link-swapping race, SIGKILL atomicity on the real binary, diff snapshots, line endings.
 mod mutation;
+/// Post-mortem: crashed, asserting, deadlocked and intermittently crashing CTest tests, direct runs
+/// and `debug_launch` with `test` and `core`, with the real lldb-dap (CI or `FORGEMCP_HEAVY_TESTS=1`).
+mod postmortem;
 /// The process service with the `forgemcp-test-helper` fake tool (feature `test-tools`).
 mod process;
 /// `process_get`'s selectors and `match` through the MCP surface (feature `test-tools`, Linux).
@@ -58,6 +76,9 @@ mod races;
 mod schemas;
 /// Text search through the MCP surface: rules, counts, skipped files, progress throttling.
 mod search;
+/// The search index: every answer equals a scan's while building, ready, after writes through
+/// ForgeMCP and by other processes, after lost notifications and after a restart.
+mod search_index;
 /// The MCP surface itself: initialize, capabilities, registry rules, protocol robustness, progress,
 /// elicitation, the history hook.
 mod server;

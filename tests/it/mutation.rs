@@ -89,13 +89,13 @@ fn snapshot(root: &Path) -> BTreeMap<PathBuf, Node> {
 }
 
 #[cfg(unix)]
-fn permission_bits(meta: &std::fs::Metadata) -> u32 {
+pub(crate) fn permission_bits(meta: &std::fs::Metadata) -> u32 {
     use std::os::unix::fs::PermissionsExt;
     meta.permissions().mode() & 0o7777
 }
 
 #[cfg(not(unix))]
-fn permission_bits(meta: &std::fs::Metadata) -> u32 {
+pub(crate) fn permission_bits(meta: &std::fs::Metadata) -> u32 {
     u32::from(meta.permissions().readonly())
 }
 
@@ -169,8 +169,10 @@ async fn write_creates_a_file_and_links_only_a_diff() {
     assert_eq!(value["action"], "created");
     assert_eq!(value["lines_removed"], 0);
     assert_eq!(value["lines_added"], 2);
-    assert_eq!(value.as_object().unwrap().len(), 5, "no diff data in the primary result: {value}");
-    assert_eq!(text(&res), "Created project/src/new.h (2 lines added).");
+    // The keys beside the clangd summary (which says why no configuration checked the header).
+    let keys = value.as_object().unwrap().keys().filter(|key| *key != "clangd").count();
+    assert_eq!(keys, 5, "no diff data in the primary result: {value}");
+    assert!(text(&res).starts_with("Created project/src/new.h (2 lines added)."), "{}", text(&res));
     assert_eq!(read(&ws, "src/new.h"), "int a;\nint b;\n");
     let diff = diff_json(&client, value).await;
     assert_eq!(diff["path"], "project/src/new.h");
@@ -289,12 +291,12 @@ async fn edit_without_a_match_changes_nothing() {
 }
 
 #[tokio::test]
-async fn edit_with_several_matches_states_the_count_and_changes_nothing() {
+async fn edit_with_several_matches_states_the_count_and_lines_and_changes_nothing() {
     let ws = workspace(PROJECT);
     let client = ws.connect(TestClient::new()).await;
     let args = json!({ "path": "notes.txt", "old_text": "a\n", "new_text": "A\n" });
     let message = refused(&client, &ws, "workspace_edit_file", args).await;
-    expect![[r#"Invalid argument `old_text`: it occurs 3 times in `project/notes.txt`; pass `replace_all: true` to replace every occurrence, or include more surrounding text so that it occurs once; nothing was changed."#]]
+    expect!["Invalid argument `old_text`: it occurs 3 times in `project/notes.txt` (lines 1, 2 and 3); pass `replace_all: true` to replace every occurrence, or include more surrounding text so that it occurs once; nothing was changed."]
         .assert_eq(&message);
 }
 
@@ -1327,4 +1329,39 @@ async fn diff_of_an_identical_rewrite_is_empty() {
     "#]],
     )
     .await;
+}
+
+#[tokio::test]
+async fn write_over_a_crlf_file_with_a_byte_order_mark_keeps_both_unless_exact() {
+    let ws = workspace("");
+    ws.write("win.txt", "\u{feff}one\r\ntwo\r\n");
+    ws.write("bom.txt", "\u{feff}x\n");
+    let client = ws.connect(TestClient::new()).await;
+    let res = call(&client, "workspace_write_file", json!({ "path": "win.txt", "text": "uno\ndos\ntres\n" })).await;
+    assert_eq!(read(&ws, "win.txt"), "\u{feff}uno\r\ndos\r\ntres\r\n");
+    assert_eq!(
+        text(&res),
+        "Overwrote project/win.txt (2 lines removed, 3 lines added). Kept the file's CRLF line endings and UTF-8 \
+         byte-order mark (the text had LF endings and no mark); exact: true writes the text as given."
+    );
+    let res = call(&client, "workspace_write_file", json!({ "path": "bom.txt", "text": "y\n" })).await;
+    assert_eq!(read(&ws, "bom.txt"), "\u{feff}y\n");
+    assert!(
+        text(&res).ends_with(
+            "Kept the file's UTF-8 byte-order mark (the text had none); exact: true writes the text as given."
+        ),
+        "{}",
+        text(&res)
+    );
+    // Text already in the file's form, or `exact`, is written as given and says nothing more.
+    let res = call(&client, "workspace_write_file", json!({ "path": "win.txt", "text": "\u{feff}a\r\n" })).await;
+    assert_eq!(
+        (read(&ws, "win.txt"), text(&res)),
+        ("\u{feff}a\r\n".to_owned(), "Overwrote project/win.txt (3 lines removed, 1 line added).")
+    );
+    let res = call(&client, "workspace_write_file", json!({ "path": "win.txt", "text": "b\n", "exact": true })).await;
+    assert_eq!(
+        (read(&ws, "win.txt"), text(&res)),
+        ("b\n".to_owned(), "Overwrote project/win.txt (1 line removed, 1 line added).")
+    );
 }

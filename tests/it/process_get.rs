@@ -1,16 +1,21 @@
 //! `process_get`'s selectors through the MCP surface, on one run of `forgemcp-test-helper` with an
 //! early and a late part: lines, time, both, the byte budget with its cut marker, and `match` (the
 //! matching lines with their absolute numbers, after time and lines, before `max_bytes`, one header
-//! per run of one stream).
+//! per run of one stream; the whole transcript unless a selector narrows it, saying which lines it
+//! searched), qualified paths in transcripts and deaths by signal.
 #![cfg(all(feature = "test-tools", target_os = "linux"))]
 
 use std::time::Duration;
 
-use forgemcp::process::{ProcessId, Status};
+use forgemcp::call::Call;
+use forgemcp::process::{CommandSpec, ProcessId, ProcessService, Status};
+use forgemcp::server::ForgeServer;
+use rmcp::RoleClient;
+use rmcp::service::RunningService;
 use serde_json::{Value, json};
 
 use crate::process_mcp::{Server, fragments, transcript_text};
-use crate::support::{call, resource_text, structured, text, tool_error};
+use crate::support::{TempWorkspace, TestClient, call, connect, resource_text, structured, text, tool_error};
 
 /// 120 numbered lines on stdout at once, then after a pause two lines on stderr and one on stdout
 /// that starts with a three-byte character.
@@ -169,4 +174,61 @@ async fn process_get_match_keeps_numbered_lines_between_the_selectors_and_the_bu
         shown.contains(&format!(":\n… {} more bytes: raise max_bytes or narrow lines\nstdout — ", numbered_bytes - 10)),
         "{shown}"
     );
+}
+
+/// Processes run by `/bin/sh -c script`, one per script, in a fresh workspace, read back through
+/// MCP; returns the id of the first.
+async fn shell_run(scripts: &[&str]) -> (TempWorkspace, RunningService<RoleClient, TestClient>, u64) {
+    let ws = TempWorkspace::new("");
+    let processes = ProcessService::new(ws.roots());
+    let server = ForgeServer::new(ws.services_with_discovery(processes.clone(), ws.discovery()), Duration::ZERO);
+    let client = connect(server, TestClient::new()).await;
+    let mut ids = Vec::new();
+    for script in scripts {
+        let spec = CommandSpec::new("/bin/sh", &ws.project).args(["-c", script]);
+        ids.push(processes.run(spec, &Call::detached()).await.expect("sh starts").id.0);
+    }
+    (ws, client, ids[0])
+}
+
+#[tokio::test]
+async fn match_searches_the_whole_transcript_with_qualified_paths_and_signal_deaths_in_every_text() {
+    // 150 lines, every fifth an error naming a header through a host path with a `.` segment, then a
+    // death by SIGSEGV.
+    let script = "i=1; while [ $i -le 150 ]; do \
+                  if [ $((i % 5)) -eq 0 ]; then echo \"$PWD/include/gsl/./span:$i: error: bad $i\"; \
+                  else echo \"line $i\"; fi; i=$((i+1)); done; kill -SEGV $$";
+    let (ws, client, id) = shell_run(&[script, "true", "exit 4"]).await;
+    let res = call(&client, "process_get", json!({ "process_id": id, "match": "error:" })).await;
+    let (shown, details) = (text(&res), structured(&res));
+    let lines = numbered_lines(details);
+    assert_eq!(lines.len(), 30, "every matching line, not only those of the last 100: {shown}");
+    assert_eq!(lines[0], (5, "project/include/gsl/span:5: error: bad 5\n".to_owned()));
+    assert!(shown.contains("Searched transcript lines 1–150: 30 matching lines.\n"), "{shown}");
+    assert!(shown.contains("\n5: project/include/gsl/span:5: error: bad 5\n"), "{shown}");
+    assert!(!shown.contains(&ws.project.to_string_lossy().into_owned()), "no host path of the project: {shown}");
+    assert!(shown.contains("Outcome: Killed by signal 11 (SIGSEGV)"), "{shown}");
+    assert_eq!(details["process"]["status"]["current_status"], json!(-11));
+
+    // `lines` narrows the search, and the text says which lines it searched.
+    let res =
+        call(&client, "process_get", json!({ "process_id": id, "match": "error:", "lines": { "last": 20 } })).await;
+    assert_eq!(numbered_lines(structured(&res)).len(), 4);
+    assert!(text(&res).contains("Searched transcript lines 131–150: 4 matching lines.\n"), "{}", text(&res));
+
+    // Without a match: the plain tail, qualified too; the overview reads the same outcome.
+    let tail =
+        structured(&call(&client, "process_get", json!({ "process_id": id, "lines": { "last": 1 } })).await).clone();
+    assert_eq!(transcript_text(&tail), "project/include/gsl/span:150: error: bad 150\n");
+    // The overview lists the failed ones, one line each, and counts the rest.
+    let overview = call(&client, "processes_overview", json!({})).await;
+    let shown = text(&overview);
+    assert!(shown.starts_with("0 running, 2 failed, 1 succeeded. Showing 2 processes (status: running_or_failed)."));
+    assert!(shown.contains("\n1. Killed by signal 11 (SIGSEGV) ("), "{shown}");
+    assert!(shown.contains("\n3. Exited with code 4 ("), "{shown}");
+    assert!(!shown.contains("\n2. "), "{shown}");
+    assert_eq!(structured(&overview)["failed"], json!(2));
+    assert_eq!(structured(&overview)["processes"].as_array().map(Vec::len), Some(2));
+    let succeeded = call(&client, "processes_overview", json!({ "status": "succeeded" })).await;
+    assert!(text(&succeeded).contains("\n2. Completed successfully ("), "{}", text(&succeeded));
 }

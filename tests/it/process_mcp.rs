@@ -177,8 +177,8 @@ async fn exit_codes_show_in_the_overview_resources_and_completions() {
     assert_eq!(first["summary"]["arguments"], json!(["out:hello\\n"]));
     assert_eq!(first["summary"]["cwd"], json!(srv.ws.project.to_string_lossy()));
     assert_eq!(first["status"]["pid"], json!(ok.pid));
-    assert!(text.starts_with("1 running process; 2 completed. Showing 3 processes (filter: all)."), "{text}");
-    for outcome in ["Outcome: Completed successfully", "Outcome: Exited with code 3", "Outcome: Running"] {
+    assert!(text.starts_with("1 running, 1 failed, 1 succeeded. Showing 3 processes (status: all)."), "{text}");
+    for outcome in ["1. Completed successfully (", "2. Exited with code 3 (", "3. Running ("] {
         assert!(text.contains(outcome), "{outcome}: {text}");
     }
     let (_, running) = srv.overview("running").await;
@@ -274,7 +274,7 @@ async fn timeouts_interrupt_runs_within_two_seconds() {
     assert_eq!(i["process"]["summary"]["timeout"], json!({ "total": null, "idle": 0.6 }));
     assert_eq!(transcript_text(&i), "tick\n".repeat(4));
     let (text, _) = srv.overview("completed").await;
-    assert_eq!(text.matches("Outcome: Interrupted by timeout").count(), 2, "{text}");
+    assert_eq!(text.matches(". Interrupted by timeout (").count(), 2, "{text}");
     let work_time = t["process"]["status"]["work_time"].as_f64().unwrap();
     assert!((0.7..2.7).contains(&work_time), "work time {work_time}");
 }
@@ -296,7 +296,7 @@ async fn a_cancelled_call_stops_its_whole_tree() {
     let details = srv.get(ProcessId(1), json!({ "max_bytes": 0 })).await;
     assert_eq!(details["process"]["status"]["current_status"], json!("stopped"));
     let (text, _) = srv.overview("all").await;
-    assert!(text.contains("Outcome: Stopped"), "{text}");
+    assert!(text.contains("1. Stopped ("), "{text}");
 }
 
 #[tokio::test]
@@ -481,7 +481,7 @@ async fn a_gigabyte_flood_keeps_the_server_small_responsive_and_exact() {
     let ServerResult::CallToolResult(result) = result else { panic!("unexpected reply {result:?}") };
     assert_eq!(structured(&result)["tools"][0]["version"], Value::Null, "the flood is no version banner");
 
-    let overview = call(&client, "processes_overview", json!({})).await;
+    let overview = call(&client, "processes_overview", json!({ "status": "all" })).await;
     let process = &structured(&overview)["processes"][0];
     assert_eq!(process["status"]["current_status"], json!(0), "the flood ran to its end: {process}");
     let id = process["summary"]["process_id"].as_u64().unwrap();

@@ -46,7 +46,7 @@ fn codes(file: &Value) -> Vec<&str> {
 }
 
 async fn clang_tidy_running(client: &rmcp::service::RunningService<rmcp::RoleClient, TestClient>) -> Vec<Value> {
-    let res = call(client, "processes_overview", json!({})).await;
+    let res = call(client, "processes_overview", json!({ "status": "all" })).await;
     structured(&res)["processes"]
         .as_array()
         .unwrap()
@@ -100,7 +100,7 @@ async fn tidy_and_format_find_fix_and_format_across_configurations() {
     );
     assert_contains(
         text(&res),
-        "Configurations: Debug, Release\nproject/quality/tidy_me.cpp, line 4, character 17 to line 4, character 21\n  warning (clang-tidy, modernize-use-nullptr): use nullptr\n  Fix-it: line 4, character 17 to line 4, character 21: \"NULL\" → \"nullptr\"",
+        "\n\nmodernize-use-nullptr: 3\nproject/quality/tidy_me.cpp:4:18: warning: use nullptr [clang-tidy, modernize-use-nullptr]; fix-it \"NULL\" → \"nullptr\"\n",
     );
     let log = progress_log(&handler);
     assert!(
@@ -124,7 +124,11 @@ async fn tidy_and_format_find_fix_and_format_across_configurations() {
     let value = structured(&res).clone();
     assert_eq!(value["files"][0]["diagnostics"].as_array().unwrap().len(), 1, "{value}");
     assert_eq!(value["more_diagnostics"], 2, "{value}");
-    assert_contains(text(&res), "1 diagnostic listed; 2 more not listed (max_diagnostics 1).");
+    assert_eq!(value["checks"], json!([{ "check": "modernize-use-nullptr", "findings": 3 }]), "{value}");
+    assert_contains(
+        text(&res),
+        "3 findings of 1 check; 1 listed, in 1 file (max_diagnostics 1); the rest are counted per check.\n\nmodernize-use-nullptr: 1 listed of 3\n",
+    );
 
     // Fixes go through the workspace with a diff, and the file is rebuilt.
     let res = call(&client, "quality_tidy", json!({ "path": "quality/", "apply_fixes": true })).await;
@@ -147,7 +151,7 @@ async fn tidy_and_format_find_fix_and_format_across_configurations() {
     assert!(build["completed_steps"].as_u64().is_some_and(|n| n >= 2), "recompiled and relinked: {build}");
     let res = call(&client, "quality_tidy", json!({ "path": "quality/tidy_me.cpp" })).await;
     assert_eq!(structured(&res)["files"], json!([]), "{}", text(&res));
-    assert_contains(text(&res), "No diagnostics reported.");
+    assert_contains(text(&res), "No findings.");
 
     // A tree run cancelled midway leaves no process.
     let params = CallToolRequestParams::new("quality_tidy")
@@ -233,7 +237,10 @@ async fn arguments_are_checked_before_anything_runs() {
     let err = tool_error(&call(&client, "quality_tidy", json!({ "path": "root/usr/include" })).await).to_owned();
     assert_contains(&err, "is outside the project and storage");
     let err = tool_error(&call(&client, "quality_tidy", json!({ "path": "src/a.cpp" })).await).to_owned();
-    assert_contains(&err, "No CMake configuration has a compilation database yet; run cmake_configure.");
+    assert_contains(
+        &err,
+        "The project has no CMakeLists.txt, so the CMake tools do not apply; a compile_commands.json",
+    );
     let err = tool_error(&call(&client, "quality_format", json!({ "bogus": 1 })).await).to_owned();
     assert_contains(&err, "`bogus`");
 }
@@ -253,4 +260,105 @@ async fn the_quality_tools_stay_within_their_share_of_the_tool_list() {
         })
         .sum();
     assert!(quality > 0 && quality <= 1200, "quality_tidy and quality_format take {quality} bytes of tools/list");
+}
+
+/// A library whose header two translation units include, a `.clang-tidy` that reports headers, and
+/// no `.clang-format` anywhere.
+const SHARED_HEADER: &str = r#"
+//- CMakeLists.txt
+    cmake_minimum_required(VERSION 3.20)
+    project(shapes CXX)
+    add_library(shapes STATIC src/a.cpp src/b.cpp)
+    target_include_directories(shapes PUBLIC include)
+//- .clang-tidy
+    Checks: '-*,modernize-use-nullptr'
+    HeaderFilterRegex: '.*'
+//- include/shapes.hpp
+    #include <cstddef>
+    inline int* none() { return NULL; }
+//- src/a.cpp
+    #include "shapes.hpp"
+    int* first() { return none(); }
+//- src/b.cpp
+    #include "shapes.hpp"
+    int* second() { return none(); }
+"#;
+
+/// The resource links of a result (its content items after the text).
+fn links(result: &rmcp::model::CallToolResult) -> Vec<(String, String)> {
+    result.content[1..]
+        .iter()
+        .map(|item| item.as_resource_link().expect("a resource link"))
+        .map(|link| (link.name.clone(), link.uri.clone()))
+        .collect()
+}
+
+#[tokio::test]
+async fn findings_are_counted_once_and_large_or_unstyled_trees_stay_small() {
+    if !real_tools(
+        "findings_are_counted_once_and_large_or_unstyled_trees_stay_small",
+        &["cmake", "ninja", "g++", "clang-tidy", "clang-format"],
+    ) {
+        return;
+    }
+    let ws = TempWorkspace::new(SHARED_HEADER);
+    // 60 files of 50 badly formatted lines: their diffs together are far beyond the text budget.
+    for file in 0..60 {
+        let body: String = (0..50)
+            .map(|line| format!("int  scaled_value_{line}( int first_argument ){{return first_argument*{line};}}\n"))
+            .collect();
+        ws.write(&format!("generated/part{file:02}.cpp"), body);
+    }
+    let client = connect(ForgeServer::new(real_services(&ws, &[]), Duration::ZERO), TestClient::new()).await;
+    let res = call(&client, "cmake_configure", json!({ "profiles": ["Debug"] })).await;
+    assert!(structured(&res)["result"][0]["error"].is_null(), "{}", text(&res));
+
+    // The header's finding, reported by both translation units, is one finding counted twice.
+    let res = call(&client, "quality_tidy", json!({ "path": "project/", "configurations": ["Debug"] })).await;
+    let files = structured(&res)["files"].as_array().unwrap().clone();
+    assert_eq!(files.len(), 1, "{}", text(&res));
+    assert_eq!(files[0]["path"], "project/include/shapes.hpp");
+    assert_eq!(files[0]["diagnostics"].as_array().unwrap().len(), 1, "{}", text(&res));
+    assert_eq!(files[0]["diagnostics"][0]["count"], 2);
+    assert_contains(text(&res), "1 finding of 1 check in 1 file.\n\nmodernize-use-nullptr: 1\n");
+    assert_contains(
+        text(&res),
+        "\nproject/include/shapes.hpp:2:29: warning: use nullptr [clang-tidy, modernize-use-nullptr] (reported 2 times); fix-it \"NULL\" → \"nullptr\"",
+    );
+    assert!(!text(&res).contains("character"), "no coordinates legend or LSP ranges: {}", text(&res));
+
+    // No style file: the fallback is said, counted, and never written to a tree.
+    let before = std::fs::read_to_string(ws.path("src/a.cpp")).unwrap();
+    let res = call(&client, "quality_format", json!({ "path": "src", "apply": true })).await;
+    let value = structured(&res).clone();
+    assert_eq!((value["fallback_files"].as_u64(), value["files_total"].as_u64()), (Some(2), Some(2)), "{value}");
+    assert!(value["files"].as_array().unwrap().iter().all(|f| f["applied"] == false && f["fallback"] == true));
+    assert_contains(text(&res), "No style file was found: no .clang-format or _clang-format applies to these files");
+    assert_contains(text(&res), "fallback style (LLVM) decides; it would reformat 2 of 2 checked. Nothing was written");
+    assert_eq!(std::fs::read_to_string(ws.path("src/a.cpp")).unwrap(), before, "the fallback restyled a tree");
+    // A named style is written.
+    let res = call(&client, "quality_format", json!({ "path": "src", "apply": true, "style": "LLVM" })).await;
+    assert_eq!(structured(&res)["fallback_files"], 0);
+    assert_contains(text(&res), "Checked 2 of 2 files: 0 formatted, 2 reformatted.");
+    assert_eq!(
+        std::fs::read_to_string(ws.path("src/a.cpp")).unwrap(),
+        "#include \"shapes.hpp\"\nint *first() { return none(); }\n"
+    );
+
+    // A tree whose diffs exceed the text budget: counted in the text, every diff a resource link.
+    let res = call(&client, "quality_format", json!({ "path": "generated", "style": "LLVM" })).await;
+    let shown = text(&res).to_owned();
+    assert!(shown.len() <= 80 * 1024, "{} bytes of text", shown.len());
+    assert_contains(&shown, "Checked 60 of 60 files: 0 formatted, 60 need formatting.");
+    assert_contains(
+        &shown,
+        "more files needing formatting are not shown: the text is kept under 80 KB; each file's diff is a resource link of this result.",
+    );
+    let links = links(&res);
+    assert_eq!(links.len(), 60, "{links:?}");
+    assert_eq!(links[59].0, "project/generated/part59.cpp");
+    let diff = resource_text(&client, &links[59].1, "text/markdown").await;
+    assert_contains(&diff, "```diff\n--- a/project/generated/part59.cpp\n+++ b/project/generated/part59.cpp\n@@ ");
+    assert_contains(&diff, "\n-int  scaled_value_49( int first_argument ){return first_argument*49;}\n");
+    assert_contains(&diff, "\n+int scaled_value_49(int first_argument) { return first_argument * 49; }\n");
 }

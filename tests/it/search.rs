@@ -306,3 +306,112 @@ async fn result_documents_complete_and_unknown_ids_are_not_found() {
         assert_eq!(data.code, rmcp::model::ErrorCode::RESOURCE_NOT_FOUND, "{missing}");
     }
 }
+
+/// A project with vendored tests (88 + 1,336 hits), its own tests, a build tree, a file starting with
+/// a byte-order mark and one long generated line.
+fn vendored() -> TempWorkspace {
+    let ws = TempWorkspace::new("");
+    ws.write("test/googletest-1.16.0/gtest.cc", "TEST_F(A, b) {}\n".repeat(1336));
+    ws.write("test/integration/load.cpp", "TEST_F(Load, x) {}\n".repeat(88));
+    ws.write("build/gen/t.cpp", "TEST_F(Gen, x) {}\n");
+    ws.write("src/bom.cpp", "\u{feff}TEST_F(Bom, first) {}\r\n");
+    ws.write("data/gen.json", format!("{{\"TEST_F\":[{}]}}\n", "1,".repeat(126_000)));
+    ws
+}
+
+#[tokio::test]
+async fn search_excludes_pages_counts_per_directory_and_lists_files() {
+    let ws = vendored();
+    let workspace =
+        forgemcp::workspace::WorkspaceService::new(ws.roots()).with_excluded_dirs(vec![ws.project.join("build")]);
+    let server = forgemcp::server::ForgeServer::new(ws.services_with(Arc::new(workspace)), Duration::ZERO);
+    let client = connect(server, TestClient::new()).await;
+    let search = async |args: Value| {
+        let res = call(&client, "workspace_text_search", args).await;
+        (text(&res).to_owned(), structured(&res).clone())
+    };
+
+    // The server's excluded directory is left out and named; counts per directory show where hits are.
+    let (shown, value) = search(json!({ "query": "TEST_F(" })).await;
+    assert_eq!(value["matches_count"], json!(1336 + 88 + 1), "{shown}");
+    assert!(shown.contains("Excluded by the server (--exclude-dir): project/build/\n"), "{shown}");
+    assert!(shown.contains("By directory: 1,424 in project/test/, 1 in project/src/."), "{shown}");
+    assert_eq!(value["directories"][0], json!({ "path": "project/test/", "matches": 1424 }));
+    let (shown, _) = search(json!({ "query": "TEST_F(", "path": "project/test" })).await;
+    assert!(
+        shown.contains("By directory: 1,336 in project/test/googletest-1.16.0/, 88 in project/test/integration/."),
+        "{shown}"
+    );
+    // However large max_matches is, the lines fit the result's byte budget, and the text says so.
+    let (shown, value) = search(json!({ "query": "TEST_F(", "max_matches": 10_000 })).await;
+    let returned = value["matches"].as_array().unwrap().len();
+    assert!(returned < 1425 && shown.len() + value.to_string().len() < 100_000, "{returned} lines");
+    assert!(
+        shown.contains(&format!("byte budget left out {} more of the requested lines.", 1425 - returned)),
+        "{shown:.600}"
+    );
+    assert!(shown.contains(&format!("More: offset={returned} ")), "{shown:.600}");
+    // A search that starts inside it covers it.
+    let (_, value) = search(json!({ "query": "TEST_F(", "path": "project/build" })).await;
+    assert_eq!(value["matches_count"], json!(1));
+
+    // `exclude` globs by name or path, and `offset` pages.
+    let (shown, value) = search(json!({ "query": "TEST_F(", "exclude": ["googletest*"], "max_matches": 2 })).await;
+    assert_eq!(value["matches_count"], json!(89));
+    assert!(shown.contains("Excluded: googletest*\n"), "{shown}");
+    assert!(shown.contains("More: offset=2 "), "{shown}");
+    let (_, value) =
+        search(json!({ "query": "TEST_F(", "exclude": ["test/googletest-1.16.0"], "offset": 2, "max_matches": 3 }))
+            .await;
+    let lines: Vec<(String, u64)> = value["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["path"].as_str().unwrap().to_owned(), m["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ("project/test/integration/load.cpp".to_owned(), 2),
+            ("project/test/integration/load.cpp".to_owned(), 3),
+            ("project/test/integration/load.cpp".to_owned(), 4)
+        ]
+    );
+    assert_eq!(value["offset"], json!(2));
+
+    // Files only: the files with their counts, paged.
+    let (shown, value) = search(json!({ "query": "TEST_F(", "files_only": true, "max_matches": 2, "offset": 1 })).await;
+    assert_eq!(value["files_count"], json!(3));
+    assert_eq!(
+        value["files"],
+        json!([
+            { "path": "project/test/googletest-1.16.0/gtest.cc", "matches": 1336 },
+            { "path": "project/test/integration/load.cpp", "matches": 88 }
+        ])
+    );
+    assert!(shown.contains("1,425 matching lines in 3 files; returned files 2–3 of 3."), "{shown}");
+    assert!(
+        shown.ends_with(
+            "\nproject/test/googletest-1.16.0/gtest.cc (1,336 lines)\nproject/test/integration/load.cpp (88 lines)"
+        ),
+        "{shown}"
+    );
+
+    // `^` matches line 1 after a byte-order mark.
+    let (_, value) = search(json!({ "query": "^TEST_F\\(Bom", "regex": true })).await;
+    assert_eq!(
+        (value["matches_count"].clone(), value["matches"][0]["text"].clone()),
+        (json!(1), json!("TEST_F(Bom, first) {}"))
+    );
+
+    // A 252 KB line is clipped around its match, in the text and the structured result.
+    let (shown, value) = search(json!({ "query": "TEST_F", "path": "project/data", "max_matches": 5 })).await;
+    assert!(shown.len() < 2_000, "{}", shown.len());
+    assert!(shown.contains("(line 1 is 252,013 characters; showing 200 around column 3) {\"TEST_F\":[1,1,"), "{shown}");
+    let found = &value["matches"][0];
+    assert_eq!(
+        (found["line_length"].clone(), found["text_column"].clone(), found["spans"].clone()),
+        (json!(252_013), json!(0), json!([[2, 8]]))
+    );
+    assert_eq!(found["text"].as_str().map(|t| t.chars().count()), Some(200));
+}

@@ -200,7 +200,7 @@ async fn an_explicit_range_of_a_4_mb_file_is_one_reply_with_the_text_once() {
     let lines = 54_000;
     ws.write("big.hpp", line.repeat(lines));
     let read = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"workspace_read_file",
-        "arguments":{"path":"big.hpp","start_line":1,"end_line":lines}}});
+        "arguments":{"path":"big.hpp","start_line":1,"end_line":lines,"max_bytes":10_000_000}}});
     let (replies, _) = exchange(&ws, &[read.to_string()]).await;
     let result = &reply_for(&replies, json!(1))["result"];
     assert_eq!(result["isError"], false, "{:.300}", result.to_string());

@@ -197,9 +197,11 @@ pub async fn call(client: &RunningService<RoleClient, TestClient>, tool: &str, a
 }
 
 /// The single text item of a result.
+/// The text item of a result: the first content item; any others are resource links.
 pub fn text(result: &CallToolResult) -> &str {
-    assert_eq!(result.content.len(), 1, "exactly one content item: {result:?}");
-    result.content[0].as_text().map(|t| t.text.as_str()).expect("a text item")
+    let links = &result.content[1.min(result.content.len())..];
+    assert!(links.iter().all(|item| item.as_resource_link().is_some()), "one text item, then links: {result:?}");
+    result.content.first().and_then(|item| item.as_text()).map(|t| t.text.as_str()).expect("a text item")
 }
 
 /// The structured content of a successful result.

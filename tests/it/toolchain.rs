@@ -242,7 +242,7 @@ async fn every_probe_is_a_process_with_its_transcript() {
     }
 
     // The same runs through the MCP surface: processes_overview lists them, process_get reads them.
-    let overview = call(&client, "processes_overview", json!({})).await;
+    let overview = call(&client, "processes_overview", json!({ "status": "all" })).await;
     let listed = structured(&overview)["processes"].as_array().expect("processes").clone();
     assert_eq!(listed.len(), 2);
     for process in &listed {

@@ -186,9 +186,18 @@ mod fixtures {
         PathBuf::from(env!("CARGO_BIN_EXE_forgemcp-test-helper"))
     }
 
+    /// A copy of the fake tool at a fixed place in the workspace's temporary directory: texts clip
+    /// long command lines, and where the clip falls must not depend on where the target directory is.
+    fn placed_helper(ws: &TempWorkspace) -> PathBuf {
+        let placed = ws.base.join("tools").join(helper().file_name().expect("a file name"));
+        std::fs::create_dir_all(ws.base.join("tools")).expect("tools directory");
+        std::fs::copy(helper(), &placed).expect("copy the helper");
+        placed
+    }
+
     /// Runs the fake tool with `steps` through the process service (it shows up in the process tools).
-    async fn run_helper(processes: &ProcessService, cwd: &Path, steps: &[&str], call: &Call) {
-        processes.run(CommandSpec::new(helper(), cwd).args(steps), call).await.expect("the helper runs");
+    async fn run_helper(processes: &ProcessService, program: &Path, cwd: &Path, steps: &[&str], call: &Call) {
+        processes.run(CommandSpec::new(program, cwd).args(steps), call).await.expect("the helper runs");
     }
 
     #[tokio::test]
@@ -218,6 +227,7 @@ mod fixtures {
         let server = ForgeServer::new(ws.services_with_discovery(processes.clone(), discovery), Duration::ZERO);
         let client = connect(server, TestClient::new()).await;
 
+        let program = placed_helper(&ws);
         let steps_ok = [
             "out:-- The CXX compiler identification is GNU 12.2.0\\n-- Detecting CXX compiler ABI info\\n",
             "sleep:60",
@@ -225,15 +235,15 @@ mod fixtures {
             "sleep:60",
             "out:-- Configuring done (0.4s)\\n-- Generating done (0.0s)\\n-- Build files have been written to: storage/build/cmake-Debug\\n",
         ];
-        run_helper(&processes, &ws.project, &steps_ok, &Call::detached()).await;
+        run_helper(&processes, &program, &ws.project, &steps_ok, &Call::detached()).await;
         let steps_fail =
             ["out:[1/2] Building CXX object src/main.cpp.o\\n", "sleep:60", "err:FAILED: demo\\n", "exit:2"];
-        run_helper(&processes, &ws.project, &steps_fail, &Call::detached()).await;
+        run_helper(&processes, &program, &ws.project, &steps_fail, &Call::detached()).await;
         let running = CancellationToken::new();
         let running_call = Call::new(forgemcp::call::Progress::disabled(), running.clone(), None);
-        let (service, project) = (processes.clone(), ws.project.clone());
+        let (service, project, placed) = (processes.clone(), ws.project.clone(), program.clone());
         let task = tokio::spawn(async move {
-            run_helper(&service, &project, &["out:waiting for input\\n", "sleep:60000"], &running_call).await
+            run_helper(&service, &placed, &project, &["out:waiting for input\\n", "sleep:60000"], &running_call).await
         });
         wait_until_running(&processes).await;
 
@@ -301,7 +311,13 @@ mod fixtures {
                 "workspace_edit_file",
                 json!({ "path": "src/main.cpp", "old_text": "absent text", "new_text": "x" }),
             ),
-            case("process-overview", "all", "processes_overview", json!({})),
+            case("process-overview", "all", "processes_overview", json!({ "status": "all" })),
+            // The journal of the changes above: 1 created angle.hpp, 2 notes.md, 3 the edit, 4 the
+            // move, 5 the mkdir, 6 deleted angle.hpp.
+            case("workspace-history", "history", "workspace_history", json!({})),
+            case("workspace-history", "checkpoint", "workspace_checkpoint", json!({ "name": "after the edits" })),
+            case("workspace-revert", "dry-run", "workspace_revert", json!({ "change": 3, "dry_run": true })),
+            case("workspace-revert", "revert", "workspace_revert", json!({ "change": 3 })),
             case("process-overview", "completed", "processes_overview", json!({ "status": "completed" })),
             case("process-details", "default", "process_get", json!({ "process_id": 1 })),
             case(
@@ -316,7 +332,7 @@ mod fixtures {
             case("toolsets", "get", "toolset_get", json!({ "toolset_id": "system" })),
         ];
 
-        let sanitizer = Sanitizer::new(&ws, &helper());
+        let sanitizer = Sanitizer::new(&ws, &program);
         let mut stale = check_or_write(&client, &sanitizer, &cases).await;
         // A recorded fixture that no case produces any more is stale too (the real-CMake and clangd
         // cases are checked by their own heavy tests, but they still count as produced).
@@ -921,6 +937,8 @@ mod fixtures {
             (r"ends in \d+ s", "ends in <seconds>"),
             // Ranges of locations outside the workspace, in the text.
             (r"(root/[^,\\]*), line \d+, character \d+ to line \d+, character \d+", "$1, <range>"),
+            // The journal's clock times and dates, in the history's text.
+            (r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC|\b\d{2}:\d{2}:\d{2}\b", "<time>"),
         ];
         let mut text = serde_json::to_string(&value).expect("serialize");
         if fixture["tool"].as_str().is_some_and(|tool| tool.starts_with("debug_")) {

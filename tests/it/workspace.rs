@@ -379,13 +379,8 @@ async fn find_files_reports_metadata_text_and_progress() {
     assert_eq!(file["path"], "project/src/a.cpp");
     assert_eq!(file["size_bytes"], 7);
     assert!(is_rfc3339_utc(&file["modified_at"]), "{}", file["modified_at"]);
-    let modified = file["modified_at"].as_str().unwrap();
-    assert_eq!(
-        text(&res),
-        format!(
-            "Files matching \"*.cpp\" in project/.\nFound 1 file.\n\nproject/src/a.cpp\n  Size: 7 bytes; modified: {modified}"
-        )
-    );
+    // Sizes and times stay in the structured result.
+    assert_eq!(text(&res), "Files matching \"*.cpp\" in project/.\nFound 1 file.\n\nproject/src/a.cpp");
     let log = progress_after_call(&handler).await;
     assert!(!log.is_empty());
     assert!(
@@ -749,4 +744,54 @@ async fn depth_and_boolean_completions() {
     assert_eq!(complete(&client, LIST, "include_hidden", "", &[]).await, ["false", "true"]);
     assert_eq!(complete(&client, LIST, "include_hidden", "t", &[]).await, ["true"]);
     assert!(complete(&client, FIND, "pattern", "*", &[]).await.is_empty(), "patterns are free text");
+}
+
+#[tokio::test]
+async fn reads_keep_to_a_byte_budget_clip_long_lines_and_name_a_byte_order_mark() {
+    let ws = TempWorkspace::new("");
+    // 4,000 lines of 40 bytes: 160 KB, beyond the default budget with or without end_line.
+    let lines: String = (1..=4000).map(|n| format!("{n:>38}\n")).collect();
+    ws.write("big.txt", &lines);
+    ws.write("gen.json", format!("{{\"k\":[{}]}}\n{{}}\n", "1,".repeat(126_000)));
+    ws.write("bom.txt", "\u{feff}first\r\nsecond\r\n");
+    let client = ws.connect(TestClient::new()).await;
+    let read = async |args: Value| {
+        let res = call(&client, "workspace_read_file", args).await;
+        (text(&res).to_owned(), structured(&res).clone())
+    };
+
+    for args in [json!({ "path": "big.txt" }), json!({ "path": "big.txt", "start_line": 1, "end_line": 4000 })] {
+        let (shown, value) = read(args.clone()).await;
+        let returned = value["text"].as_str().unwrap().len();
+        assert!(shown.len() + returned <= 80_000, "{args}: {} + {returned}", shown.len());
+        let next = value["next_start_line"].as_u64().expect("cut");
+        assert_eq!(returned as u64, (next - 1) * 39);
+        let of = if args.get("end_line").is_some() { "of the requested 1-4000" } else { "of 4000" };
+        let note = format!("Showing lines 1-{} {of}; continue with start_line={next} (or ", next - 1);
+        assert!(shown.contains(&note), "{}", &shown[shown.len() - 200..]);
+    }
+    let (_, value) = read(json!({ "path": "big.txt", "end_line": 4000, "max_bytes": 1_000_000 })).await;
+    assert_eq!((value["text"].as_str().unwrap().len(), value.get("next_start_line")), (lines.len(), None));
+    let (_, value) = read(json!({ "path": "big.txt", "start_line": 3990, "max_bytes": 400 })).await;
+    assert_eq!((value["text"].as_str().unwrap().lines().count(), value["next_start_line"].clone()), (4, json!(3994)));
+
+    // One 252 KB generated line is clipped to its start, and the read continues after it.
+    let (shown, value) = read(json!({ "path": "gen.json" })).await;
+    assert!(shown.len() + value["text"].as_str().unwrap().len() <= 80_000, "{}", shown.len());
+    assert!(
+        shown.contains("Line 1 is 252,008 characters; showing the first 39,497 (raise max_bytes for more)."),
+        "{}",
+        &shown[shown.len() - 300..]
+    );
+    assert_eq!(value["next_start_line"], json!(2));
+
+    // A byte-order mark is named, not part of line 1.
+    let (shown, value) = read(json!({ "path": "bom.txt" })).await;
+    assert_eq!(
+        (value["text"].clone(), value["encoding"].clone()),
+        (json!("first\r\nsecond\r\n"), json!("UTF-8 with BOM"))
+    );
+    assert_eq!(shown, "1 | first\n2 | second\n\nEncoding: UTF-8 with BOM.\nCRLF line endings.");
+    let (_, value) = read(json!({ "path": "big.txt", "end_line": 1 })).await;
+    assert_eq!(value["encoding"], json!("UTF-8"));
 }

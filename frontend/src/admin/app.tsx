@@ -1,5 +1,5 @@
 // The admin panel: a tab per ForgeMCP instance with its call history (original widget, text,
-// complete JSON), tool catalog, resources, status and settings; command controls (calls with literal
+// complete JSON), the undo journal (journal.tsx), tool catalog, resources, status and settings; command controls (calls with literal
 // JSON arguments, cancel for the panel's own calls) appear only after "Enable command controls";
 // questions (elicitations) of panel calls are answered here.
 import { useEffect, useState } from "preact/hooks";
@@ -8,6 +8,7 @@ import { Copy, JsonView, readableTime } from "../shared/ui";
 import { api, type Call, type Catalog, type Elicitation, type Instance } from "./api";
 import { useStore } from "./store";
 import { Linked, Resources, StatusView, Tools } from "./views";
+import { Journal } from "./journal";
 import { WidgetPane } from "./widget-pane";
 
 const basename = (path: string) => path.replace(/[\\/]+$/, "").split(/[\\/]/).pop() || path;
@@ -114,7 +115,7 @@ export function App() {
   );
 }
 
-type Section = "history" | "tools" | "resources" | "status" | "settings";
+type Section = "history" | "journal" | "tools" | "resources" | "status" | "settings";
 
 function InstanceView({ instance, hubLost }: { instance: Instance; hubLost: boolean }) {
   const s = useStore();
@@ -132,6 +133,7 @@ function InstanceView({ instance, hubLost }: { instance: Instance; hubLost: bool
   const state = hubLost ? "reconnecting" : instance.state;
   const sections: [Section, string][] = [
     ["history", "History"],
+    ["journal", "Journal"],
     ["tools", "Tools"],
     ["resources", "Resources"],
     ["status", "Status"],
@@ -166,6 +168,7 @@ function InstanceView({ instance, hubLost }: { instance: Instance; hubLost: bool
           open={openUri}
         />
       )}
+      {section === "journal" && <Journal iid={iid} calls={data.calls} catalog={data.catalog} controls={s.controls} />}
       {section === "tools" && (
         <Tools
           iid={iid}

@@ -1,9 +1,10 @@
 //! One clangd process for one compilation context: started through the process service (so it is
 //! listed in `processes_overview` with its transcript), spoken to through `lsp::Client`.
 //!
-//! Every analysis opens the complete current file under a fresh version, collects its answer and
-//! closes the document before returning ([`OpenDocument`] closes it on drop, so a timeout or a
-//! cancelled call closes it too). Analyses of one file in one session take turns; other files run
+//! Every analysis opens the complete current file, collects its answer and hands the document back
+//! when done ([`OpenDocument`] does so on drop, so a timeout or a cancelled call too): the session
+//! keeps the most recently used documents open (`documents.rs`), so the next analysis of the same
+//! text answers from clangd's AST. Analyses of one file in one session take turns; other files run
 //! in parallel.
 //!
 //! clangd loads the compilation database, and starts its background index, only when a file is first
@@ -15,14 +16,14 @@
 //! background index off), and a progress token counts as work from its `create` on, not only from
 //! its `begin`.
 //!
-//! Architecture invariant: the session never keeps a document open between analyses.
+//! Architecture invariant: at most `documents::WARM_DOCUMENTS` documents stay open between analyses;
+//! a workspace mutation closes all of them but the mutated files' ([`Session::cool_except`]).
 //! Architecture invariant: dropping a session stops its process (the `LongLived` handle), and
 //! [`Session::shutdown`] tries `shutdown`/`exit` first.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -158,147 +159,6 @@ fn join(title: &str, message: Option<String>) -> String {
     }
 }
 
-/// The documents of one session: versions, per-file turns, and the diagnostics waiters.
-struct Documents {
-    client: Client,
-    state: Arc<State>,
-    next_version: AtomicI32,
-    locks: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
-}
-
-impl Documents {
-    /// Opens `text` as `uri` under a fresh version, after the previous analysis of that file closed
-    /// it. Waits at most until `deadline` for its turn.
-    async fn open(
-        self: &Arc<Self>,
-        uri: &lsp_types::Uri,
-        name: String,
-        language: &str,
-        text: &str,
-        deadline: Instant,
-    ) -> Result<OpenDocument, Error> {
-        let lock = {
-            let mut locks = self.locks.lock();
-            locks.retain(|_, lock| lock.strong_count() > 0);
-            match locks.get(uri.as_str()).and_then(Weak::upgrade) {
-                Some(lock) => lock,
-                None => {
-                    let lock = Arc::new(tokio::sync::Mutex::new(()));
-                    locks.insert(uri.as_str().to_owned(), Arc::downgrade(&lock));
-                    lock
-                }
-            }
-        };
-        let turn = tokio::time::timeout_at(deadline, lock.lock_owned())
-            .await
-            .map_err(|_| Error::Busy { path: name.clone() })?;
-        let mut doc = OpenDocument {
-            documents: self.clone(),
-            name,
-            uri: uri.clone(),
-            version: 0,
-            versions: Vec::new(),
-            pending: Vec::new(),
-            _turn: turn,
-        };
-        let version = doc.next_version();
-        let item = lsp_types::TextDocumentItem::new(uri.clone(), language.to_owned(), version, text.to_owned());
-        self.client
-            .notify::<lsp_types::notification::DidOpenTextDocument>(lsp_types::DidOpenTextDocumentParams {
-                text_document: item,
-            })
-            .map_err(Error::Lsp)?;
-        Ok(doc)
-    }
-}
-
-/// A document open in clangd; dropping it closes it.
-pub struct OpenDocument {
-    documents: Arc<Documents>,
-    /// The file as messages name it (a qualified path for managed files).
-    name: String,
-    pub uri: lsp_types::Uri,
-    /// The current version (the last text sent).
-    pub version: i32,
-    /// Every version sent, for the waiters to drop.
-    versions: Vec<i32>,
-    /// The versions whose diagnostics nobody has collected yet, with their receivers.
-    pending: Vec<(i32, oneshot::Receiver<Vec<lsp_types::Diagnostic>>)>,
-    _turn: tokio::sync::OwnedMutexGuard<()>,
-}
-
-impl OpenDocument {
-    pub fn identifier(&self) -> lsp_types::TextDocumentIdentifier {
-        lsp_types::TextDocumentIdentifier::new(self.uri.clone())
-    }
-
-    /// A fresh version, made current, with a waiter for its diagnostics.
-    fn next_version(&mut self) -> i32 {
-        let version = self.documents.next_version.fetch_add(1, Ordering::Relaxed);
-        let (waiter, receiver) = oneshot::channel();
-        self.documents.state.diagnostics.lock().insert((self.uri.as_str().to_owned(), version), waiter);
-        self.pending.push((version, receiver));
-        self.versions.push(version);
-        self.version = version;
-        version
-    }
-
-    /// Replaces the whole text under a fresh version without waiting for the earlier version's
-    /// analysis: clangd analyses every version whose diagnostics are wanted, in order, reusing the
-    /// preamble when the includes did not change. `text` must differ from the current text (clangd
-    /// publishes nothing for an unchanged one). Lone CRs go as LF, as in [`Session::open_text`].
-    pub fn change(&mut self, text: &str) -> Result<i32, Error> {
-        let version = self.next_version();
-        let params = json!({
-            "textDocument": { "uri": self.uri.as_str(), "version": version },
-            "contentChanges": [{ "text": crate::text::lone_cr_as_lf(text) }],
-            // clangd's extension: publish this version's diagnostics even if another follows.
-            "wantDiagnostics": true,
-        });
-        self.documents.client.notify_value("textDocument/didChange", params).map_err(Error::Lsp)?;
-        Ok(version)
-    }
-
-    /// The diagnostics clangd publishes for the current version (once per version).
-    pub async fn diagnostics(&mut self, deadline: Instant) -> Result<Vec<lsp_types::Diagnostic>, Error> {
-        self.diagnostics_of(self.version, deadline).await
-    }
-
-    /// The diagnostics clangd publishes for `version` of this document (once per version).
-    pub async fn diagnostics_of(
-        &mut self,
-        version: i32,
-        deadline: Instant,
-    ) -> Result<Vec<lsp_types::Diagnostic>, Error> {
-        let Some(at) = self.pending.iter().position(|(pending, _)| *pending == version) else { return Ok(Vec::new()) };
-        let (_, receiver) = self.pending.swap_remove(at);
-        let client = &self.documents.client;
-        tokio::select! {
-            published = tokio::time::timeout_at(deadline, receiver) => match published {
-                Ok(Ok(diagnostics)) => Ok(diagnostics),
-                Ok(Err(_)) | Err(_) => Err(match client.closed_reason() {
-                    Some(reason) => Error::Lsp(lsp::Error::Closed { server: client.server().to_owned(), reason }),
-                    None => Error::NoDiagnostics { path: self.name.clone() },
-                }),
-            },
-            reason = client.closed() => Err(Error::Lsp(lsp::Error::Closed { server: client.server().to_owned(), reason })),
-        }
-    }
-}
-
-impl Drop for OpenDocument {
-    fn drop(&mut self) {
-        let mut waiters = self.documents.state.diagnostics.lock();
-        for version in &self.versions {
-            waiters.remove(&(self.uri.as_str().to_owned(), *version));
-        }
-        drop(waiters);
-        let params = lsp_types::DidCloseTextDocumentParams { text_document: self.identifier() };
-        // Queued before the turn is released, so the next open of this file comes after the close.
-        let _ = self.documents.client.notify::<lsp_types::notification::DidCloseTextDocument>(params);
-    }
-}
-
 /// One running clangd.
 pub struct Session {
     pub context_id: String,
@@ -414,12 +274,7 @@ impl Session {
             ..lsp_types::InitializeParams::default()
         };
         let initialized = client.initialize(params, INITIALIZE_TIMEOUT).await.map_err(Error::Lsp)?;
-        let documents = Arc::new(Documents {
-            client: client.clone(),
-            state: state.clone(),
-            next_version: AtomicI32::new(1),
-            locks: Mutex::new(HashMap::new()),
-        });
+        let documents = Arc::new(Documents::new(client.clone(), state.clone()));
         let (warmed_tx, warmed) = watch::channel(false);
         let session = Arc::new(Session {
             context_id: spec.context_id.clone(),
@@ -469,6 +324,12 @@ impl Session {
     pub fn remembered(&self, path: &str, text: &str) -> Option<Arc<Vec<super::model::Diagnostic>>> {
         let hash = content_hash(text);
         self.remembered.lock().get(path).filter(|entry| entry.hash == hash).map(|entry| entry.diagnostics.clone())
+    }
+
+    /// Closes the warm documents except those of `kept` (URIs): another file changed, and clangd
+    /// would answer an unchanged document from an AST built with the old headers.
+    pub fn cool_except(&self, kept: &[String]) {
+        self.documents.cool_except(kept);
     }
 
     /// Forgets every file's diagnostics except those of `kept`: another file changed (a header
@@ -543,7 +404,11 @@ impl Session {
     }
 }
 
+mod documents;
 mod warm_up;
+
+use documents::Documents;
+pub use documents::OpenDocument;
 
 #[cfg(test)]
 mod tests;

@@ -176,7 +176,7 @@ fn unknown_profile_key() {
         fx.error(&["--cmake-profile", "debug", "generater=Ninja"]),
         "--cmake-profile debug: unknown key `generater` (expected one of toolset, configuration, generator, \
          build-directory, c-compiler, cxx-compiler, toolchain-file, define, compiler-launcher, sanitizers, \
-         configure-preset, build-preset, test-preset)"
+         env, configure-preset, build-preset, test-preset)"
     );
 }
 
@@ -337,4 +337,50 @@ fn profiles_keep_command_line_order() {
     let serve = fx.serve(&["--cmake-profile", "release", "--cmake-profile", "debug"]);
     let names: Vec<_> = serve.cmake_profiles().iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["release", "debug"]);
+}
+
+#[test]
+fn env_entries_are_kept_in_order_on_plain_and_preset_profiles() {
+    let fx = Fixture::new();
+    let spec =
+        profile(&fx, &["--cmake-profile", "farm", "env=DISTCC_HOSTS=127.0.0.1:3632/4 lo", "env=EMPTY=", "env=A=b=c"]);
+    let shown: Vec<String> = spec.env.iter().map(|env| format!("{}={}", env.name, env.value)).collect();
+    assert_eq!(shown, ["DISTCC_HOSTS=127.0.0.1:3632/4 lo", "EMPTY=", "A=b=c"]);
+    let spec = profile(&fx, &["--cmake-profile", "p", "configure-preset=dev", "env=CCACHE_DIR=/c"]);
+    assert_eq!(spec.env.len(), 1);
+}
+
+#[test]
+fn bad_env_entries_name_the_profile_and_the_entry() {
+    let fx = Fixture::new();
+    assert_eq!(
+        fx.error(&["--cmake-profile", "farm", "env=DISTCC_HOSTS"]),
+        "--cmake-profile farm: `env=DISTCC_HOSTS` is not env=NAME=VALUE"
+    );
+    assert_eq!(
+        fx.error(&["--cmake-profile", "farm", "env==1"]),
+        "--cmake-profile farm: `env==1` has an empty variable name"
+    );
+    assert_eq!(
+        fx.error(&["--cmake-profile", "farm", "env=A=1", "env=A=2"]),
+        "--cmake-profile farm: `env=A=2` sets `A` a second time"
+    );
+}
+
+#[test]
+fn launchers_with_generators_that_ignore_them_are_refused() {
+    let fx = Fixture::new();
+    for generator in ["Visual Studio 17 2022", "Xcode"] {
+        assert_eq!(
+            fx.error(&["--cmake-profile", "vs", &format!("generator={generator}"), "compiler-launcher=ccache"]),
+            format!(
+                "--cmake-profile vs: `compiler-launcher=ccache` cannot be used with generator `{generator}`, which ignores \
+                 compiler launchers (use Ninja or a Makefiles generator)"
+            )
+        );
+    }
+    assert_eq!(
+        fx.error(&["--cmake-profile", "farm", "compiler-launcher=goma"]),
+        "--cmake-profile farm: `compiler-launcher=goma` is not a built-in compiler launcher (expected one of ccache, sccache, distcc, icecc)"
+    );
 }

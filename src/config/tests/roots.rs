@@ -1,4 +1,4 @@
-//! `--workspace`, `--workspace-storage` and `--progress-interval`.
+//! `--workspace`, `--workspace-storage`, `--progress-interval` and `--journal-limit`.
 
 use super::*;
 
@@ -205,5 +205,31 @@ fn progress_interval_rejects_bad_values() {
         ("", "--progress-interval ``: not a number of seconds"),
     ] {
         assert_eq!(fx.error(&["--progress-interval", raw]), message);
+    }
+}
+
+// Excluded directories.
+
+#[test]
+fn excluded_dirs_are_project_directories() {
+    let fx = Fixture::new();
+    let serve = fx.serve(&["--exclude-dir", "build/", "--exclude-dir", "third_party/googletest"]);
+    assert_eq!(serve.excluded_dirs(), [fx.project().join("build"), fx.project().join("third_party/googletest")]);
+    assert_eq!(
+        fx.error(&["--exclude-dir", "../x"]),
+        "--exclude-dir ../x: must not contain empty, `.` or `..` segments"
+    );
+    assert_eq!(fx.error(&["--exclude-dir", "/abs"]), "--exclude-dir /abs: must be a path relative to the project root");
+    assert_eq!(fx.error(&["--exclude-dir", ""]), "--exclude-dir ``: the path is empty");
+}
+
+#[test]
+fn journal_limit_is_whole_mib() {
+    let fx = Fixture::new();
+    assert_eq!(fx.serve(&[]).journal_limit(), 512 * 1024 * 1024);
+    assert_eq!(fx.serve(&["--journal-limit", "3"]).journal_limit(), 3 * 1024 * 1024);
+    for raw in ["0", "-1", "1.5", "abc", "", "1048577"] {
+        let message = format!("--journal-limit `{raw}`: must be a whole number of MiB from 1 to 1048576");
+        assert_eq!(fx.error(&["--journal-limit", raw]), message, "{raw}");
     }
 }

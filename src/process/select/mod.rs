@@ -16,6 +16,7 @@ use std::io;
 use std::time::Duration;
 
 use super::journal::{Entry, Stream};
+use crate::text::floor_char_boundary;
 
 /// The default `max_bytes` of `process_get`.
 pub const DEFAULT_MAX_BYTES: u64 = 65_536;
@@ -309,14 +310,6 @@ fn take_tail(mut fragment: Fragment, budget: &mut usize) -> (Option<Fragment>, b
     fragment.start_line += memchr::memchr_iter(b'\n', dropped).count() as u64;
     fragment.text.drain(..cut);
     (Some(fragment), false)
-}
-
-/// The largest char boundary `<= idx`.
-pub(crate) fn floor_char_boundary(text: &str, idx: usize) -> usize {
-    if idx >= text.len() {
-        return text.len();
-    }
-    (0..=idx).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0)
 }
 
 /// The smallest char boundary `>= idx`.

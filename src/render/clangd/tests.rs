@@ -26,7 +26,7 @@ fn configurations_list_each_context() {
         compilation_database: "storage/build/cmake-Debug/compile_commands.json".into(),
     }];
     check(
-        configurations(&contexts),
+        configurations(&contexts, &Unavailable::default()),
         expect![[r#"
             Available clangd configurations: 1.
 
@@ -35,11 +35,19 @@ fn configurations_list_each_context() {
               Build directory: storage/build/cmake-Debug
               Compilation database: storage/build/cmake-Debug/compile_commands.json"#]],
     );
+    let earlier = Unavailable {
+        earlier: vec![crate::clangd::standing::EarlierBuild {
+            profile: "Debug".into(),
+            preset: None,
+            build_directory: "storage/build/cmake-Debug".into(),
+        }],
+        ..Unavailable::default()
+    };
     check(
-        configurations(&[]),
+        configurations(&[], &earlier),
         expect![[r#"
             Available clangd configurations: 0.
-            No CMake configuration has a compilation database and clangd in its toolset yet; run cmake_configure."#]],
+            None is available: storage/build/cmake-Debug exists from an earlier session; cmake_configure with profiles ["Debug"] confirms it."#]],
     );
 }
 
@@ -83,6 +91,15 @@ fn diagnostics_are_compiler_style() {
                     tags: vec![],
                     related: vec![],
                 },
+                Diagnostic {
+                    range: span((1, 0), (1, 1)),
+                    severity: Some(Severity::Error),
+                    message: "Unknown argument: '-fno-tree-vrp'".into(),
+                    code: Some(DiagnosticCode::Text("drv_unknown_argument".into())),
+                    source: Some("clang".into()),
+                    tags: vec![],
+                    related: vec![],
+                },
             ],
         },
         DiagnosticsResult {
@@ -95,18 +112,14 @@ fn diagnostics_are_compiler_style() {
         diagnostics("project/src/main.cpp", &results),
         expect![[r#"
             Diagnostics for project/src/main.cpp.
-            Coordinates: lines are one-based; characters are zero-based.
 
             Configurations: Debug, Release
-            project/src/main.cpp, line 7, character 40 to line 7, character 46
-              error (clang, no_member_suggest): No member named 'lenght' in 'geometry::Vector'; did you mean 'length'?
-              Note at project/include/geometry/vector.hpp, line 10, character 11 to line 10, character 17: 'length' declared here
-            project/src/main.cpp, line 3, character 0 to line 3, character 30
-              warning (clangd): Included header vector.hpp is not used directly
+            project/src/main.cpp:7:41: error: No member named 'lenght' in 'geometry::Vector'; did you mean 'length'? [clang, no_member_suggest]
+              project/include/geometry/vector.hpp:10:12: note: 'length' declared here
+            project/src/main.cpp:3:1: warning: Included header vector.hpp is not used directly [clangd]
               second line
-              Tags: unnecessary, deprecated
-            project/src/main.cpp, line 1, character 0 to line 1, character 1
-              diagnostic (42): bare
+            project/src/main.cpp:1:1: diagnostic: bare [42]
+            project/src/main.cpp:1:1: error: Unknown argument: '-fno-tree-vrp' [clang, drv_unknown_argument] (the build's compiler knows this flag; clangd's clang does not, so the build is not affected)
 
             Configurations: Profile
             No diagnostics reported."#]],
@@ -136,8 +149,7 @@ fn hover_markdown_becomes_plain_text() {
     check(
         hover("project/a.cpp", pos(11, 12), &results),
         expect![[r#"
-            Hover at project/a.cpp, line 11, character 12.
-            Coordinates: lines are one-based; characters are zero-based.
+            Hover at project/a.cpp:11:13.
 
             Configurations: Debug
             function add
@@ -182,11 +194,10 @@ fn locations_show_previews_or_say_why_not() {
     check(
         locations("Definitions", "project/a.cpp", pos(11, 12), &results),
         expect![[r#"
-            Definitions at project/a.cpp, line 11, character 12.
-            Coordinates: lines are one-based; characters are zero-based.
+            Definitions at project/a.cpp:11:13.
 
             Configurations: Debug
-            project/src/math.cpp, line 5, character 4 to line 5, character 7
+            project/src/math.cpp:5:5
               2 | 
               3 | namespace fixture {
               4 | 
@@ -195,23 +206,22 @@ fn locations_show_previews_or_say_why_not() {
               7 |     return lhs + rhs;
               8 | }
 
-            root/usr/include/c++/12/cmath, line 100, character 2 to line 100, character 8
+            root/usr/include/c++/12/cmath:100:3
               Source preview unavailable.
 
-            …and 3 more locations not shown; pass a larger `limit`."#]],
+            …and 3 more locations not shown; pass a larger limit."#]],
     );
     let empty =
         vec![LocationsResult { configurations: vec!["Debug".into()], locations: vec![], omitted: 0, index_busy: true }];
     check(
         locations("References", "project/a.cpp", pos(1, 0), &empty),
         expect![[r#"
-            References at project/a.cpp, line 1, character 0.
-            Coordinates: lines are one-based; characters are zero-based.
+            References at project/a.cpp:1:1.
 
             Configurations: Debug
             No locations found.
 
-            clangd's index was still busy: files it had not indexed yet are missing from this answer; ask again when it is done (a larger `timeout` waits longer)."#]],
+            clangd's index was still busy: files it had not indexed yet are missing from this answer; ask again when it is done (a larger timeout waits longer)."#]],
     );
 }
 
@@ -255,7 +265,6 @@ fn document_symbols_form_a_tree() {
         document_symbols("project/h.hpp", &results),
         expect![[r#"
             Document symbols of project/h.hpp.
-            Coordinates: lines are one-based; characters are zero-based.
 
             Configurations: Debug
             fixture (namespace), lines 3–24
@@ -263,7 +272,7 @@ fn document_symbols_form_a_tree() {
             │   └── name (method, std::string_view () const), line 10
             ├── default_circle (function, const Circle &()), line 20
             └── odd (unknown kind (99)), line 22
-            …and 2 more symbols not shown; pass a larger `limit` or `depth`."#]],
+            …and 2 more symbols not shown; pass a larger limit or depth."#]],
     );
 }
 
@@ -295,25 +304,30 @@ fn workspace_symbols_name_their_scope() {
                 tags: vec![],
             },
         ],
+        omitted: 2,
+        capped: true,
         index_busy: false,
     }];
     check(
         workspace_symbols("anchor", &results),
         expect![[r#"
             Workspace symbols for "anchor".
-            Coordinates: lines are one-based; characters are zero-based.
 
             Configurations: Debug, Release
             anchor_caller (function)
               Scope: analysis
-              project/analysis/clangd_anchors.cpp, line 15, character 4 to line 15, character 17
+              project/analysis/clangd_anchors.cpp:15:5
                 14 | // Caller
                 15 | int anchor_caller()
                 16 | {
 
             anchor (variable)
-              root/opt/x.h, line 1, character 0 to line 1, character 6
-                Source preview unavailable."#]],
+              root/opt/x.h:1:1
+                Source preview unavailable.
+
+            …and 2 more symbols not shown; pass a larger limit.
+
+            clangd returns at most 100 symbols per query, so more may match; a longer query narrows it."#]],
     );
 }
 

@@ -20,6 +20,7 @@ use crate::widgets::{Icon, Widget};
 use crate::workspace::WorkspaceService;
 use crate::workspace::path::{Area, QualifiedPath};
 use crate::workspace::provider::{FileOperation, LineWindow, ProviderRequest};
+use crate::workspace::read::DEFAULT_READ_MAX_BYTES;
 
 /// Everything but RFC 3986 unreserved characters is percent-encoded inside a path segment.
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
@@ -54,10 +55,19 @@ pub struct WorkspaceReadFileArgs {
     #[serde(default = "default_start_line")]
     #[schemars(range(min = 1))]
     pub start_line: u64,
-    /// Last line, inclusive; null = to the end, at most 2000 lines / 80 KB.
+    /// Last line, inclusive; null = to the end (at most 2000 lines).
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub end_line: Option<u64>,
+    /// Byte budget of the result (numbered text and structured copy together); the read stops at a
+    /// line end within it and says where to continue.
+    #[serde(default = "default_max_bytes")]
+    #[schemars(range(min = 1))]
+    pub max_bytes: u64,
+}
+
+fn default_max_bytes() -> u64 {
+    DEFAULT_READ_MAX_BYTES as u64
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -68,9 +78,11 @@ pub struct WorkspaceReadFileResult {
     pub text: String,
     /// The first line requested (1-based).
     pub start_line: u64,
-    /// Where to continue when a read without `end_line` was cut; absent when it reached the end.
+    /// Where to continue when the read was cut (budget or line limit); absent when it is whole.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_start_line: Option<u64>,
+    /// `UTF-8`, or `UTF-8 with BOM` when the file starts with a byte-order mark (not part of `text`).
+    pub encoding: String,
     /// Result resources contributed by providers, by provider name.
     pub resources: ResourceLinks,
 }
@@ -81,7 +93,8 @@ fn register_read_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>
         ToolSpec {
             name: "workspace_read_file",
             title: "Read file",
-            description: "Read a UTF-8 text file, whole or by line range, with its original line endings.",
+            description: "Read a UTF-8 text file, whole or by line range, with its original line endings, within a byte \
+                          budget (max_bytes, default 80000) that says where to continue.",
             annotations: Annotations::FsRead,
             widget: Widget::WorkspaceFile,
             icon: Icon::WorkspaceFile,
@@ -115,7 +128,8 @@ fn register_read_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>
                     }
                 })
                 .await?;
-                let excerpt = if end.is_none() { excerpt.limit_open_read() } else { excerpt };
+                let budget = usize::try_from(args.max_bytes).unwrap_or(usize::MAX);
+                let excerpt = excerpt.limit(end.is_some(), budget);
                 let n_lines = crate::workspace::read::split_lines(&excerpt.text).count() as u64;
                 let mut text = if excerpt.text.len() <= NUMBERED_TEXT_LIMIT {
                     render::excerpt::file_excerpt(&excerpt)
@@ -142,6 +156,7 @@ fn register_read_file(registry: &mut Registry, workspace: &Arc<WorkspaceService>
                     text: excerpt.text,
                     start_line: excerpt.start_line,
                     next_start_line: excerpt.continuation.map(|cut| cut.next_start_line),
+                    encoding: if excerpt.bom { "UTF-8 with BOM" } else { "UTF-8" }.to_owned(),
                     resources,
                 };
                 let value = value.into_structured().map_err(|err| ToolError::user(&err))?;
@@ -162,6 +177,7 @@ impl WorkspaceReadFileResult {
         if let Some(next) = self.next_start_line {
             map.insert("next_start_line".into(), next.into());
         }
+        map.insert("encoding".into(), Value::String(self.encoding));
         map.insert("resources".into(), serde_json::to_value(&self.resources)?);
         Ok(Value::Object(map))
     }
@@ -271,6 +287,7 @@ mod tests {
                 text: "int a;\r\n\"b\"\n".into(),
                 start_line: 3,
                 next_start_line,
+                encoding: "UTF-8".into(),
                 resources: resources.clone(),
             };
             assert_eq!(result().into_structured().unwrap(), serde_json::to_value(result()).unwrap());

@@ -44,18 +44,21 @@ pub fn register(resources: &mut Resources, store: &Arc<ResultStore>) {
             },
             move |uri: String, vars: Variables, _call: Call| {
                 let store = reader_store.clone();
-                async move { read_result(&store, kind, &uri, &vars) }
+                async move { read_result(&store, kind, &uri, &vars).await }
             },
             Some(completer),
         );
     }
 }
 
-fn read_result(store: &ResultStore, kind: DocumentKind, uri: &str, vars: &Variables) -> ReadResult {
+/// A stored document's text; one still being produced (a read's clangd analysis) is awaited.
+async fn read_result(store: &ResultStore, kind: DocumentKind, uri: &str, vars: &Variables) -> ReadResult {
     let id = vars.get("result_id").unwrap_or_default();
     let name = vars.get("name").unwrap_or_default();
     let doc = store
         .get(id, name, kind)
         .ok_or_else(|| ReadError::NotFound(format!("result `{id}/{name}` is not retained")))?;
-    Ok(vec![ResourceContents::text(doc.body.to_string(), uri).with_mime_type(kind.mime_type())])
+    let text =
+        doc.body.text().await.map_err(|reason| ReadError::NotFound(format!("result `{id}/{name}`: {reason}")))?;
+    Ok(vec![ResourceContents::text(text.to_string(), uri).with_mime_type(kind.mime_type())])
 }

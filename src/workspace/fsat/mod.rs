@@ -106,6 +106,35 @@ fn check_name(name: &OsStr) -> io::Result<()> {
     Ok(())
 }
 
+/// Sets the permission bits of an open file or directory (Windows: only the read-only flag).
+pub fn set_mode(file: &File, mode: u32) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))
+    }
+    #[cfg(not(unix))]
+    {
+        let mut permissions = file.metadata()?.permissions();
+        permissions.set_readonly(mode & 0o222 == 0);
+        file.set_permissions(permissions)
+    }
+}
+
+/// The permission bits of an open file as `Stat::mode` gives them.
+pub fn file_mode(file: &File) -> io::Result<u32> {
+    let meta = file.metadata()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        Ok(meta.permissions().mode() & 0o7777)
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(if meta.permissions().readonly() { 0o444 } else { 0o666 })
+    }
+}
+
 /// An error for an entry that changed between two steps of one operation.
 pub fn changed_error() -> io::Error {
     io::Error::other("the entry changed while the operation ran")

@@ -236,6 +236,11 @@ impl Dir {
         Ok(res)
     }
 
+    /// Sets this directory's own permission bits.
+    pub fn set_mode(&self, mode: u32) -> io::Result<()> {
+        Ok(rfs::fchmod(&self.fd, Mode::from_raw_mode((mode & 0o7777) as rfs::RawMode))?)
+    }
+
     /// Flushes the directory itself (makes renames and removals durable).
     pub fn sync(&self) -> io::Result<()> {
         Ok(rfs::fsync(&self.fd)?)

@@ -148,6 +148,11 @@ impl Dir {
         std::fs::read_dir(&self.path)?.map(|entry| entry.map(|e| e.file_name())).collect()
     }
 
+    /// Directories have no permission bits of their own here.
+    pub fn set_mode(&self, _mode: u32) -> io::Result<()> {
+        Ok(())
+    }
+
     pub fn sync(&self) -> io::Result<()> {
         Ok(())
     }

@@ -1,9 +1,9 @@
 //! Reading a searched file: whole or in chunks, dropping files with NUL bytes or invalid UTF-8.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom};
 
-use super::{CHUNK_SIZE, Content};
+use super::{BOM, CHUNK_SIZE, Content};
 
 /// Reads a whole file into `buf` (replacing its contents, keeping its allocation), stopping early at
 /// the first NUL byte or invalid UTF-8.
@@ -76,4 +76,15 @@ fn check_text(bytes: &[u8], has_cr: &mut bool) -> Checked {
         Err(err) if err.error_len().is_none() => Checked::Valid(err.valid_up_to()),
         Err(_) => Checked::Invalid(Content::NotUtf8),
     }
+}
+
+/// Rewinds a streamed file to the start of its text: past a byte-order mark when it has one.
+pub(super) fn skip_bom(file: &mut File) -> io::Result<()> {
+    file.rewind()?;
+    let mut head = [0; 3];
+    let n = file.read(&mut head)?;
+    if head[..n] != *BOM {
+        file.seek(SeekFrom::Start(0))?;
+    }
+    Ok(())
 }

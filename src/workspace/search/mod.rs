@@ -21,11 +21,10 @@
 //! Architecture invariant: spans are zero-based Unicode code points, half-open, computed only for kept
 //! lines, and a line never includes its terminator (LF, CR LF, or a lone CR, which is searched as LF).
 
-use std::io::{self, Seek};
+use std::io;
 use std::num::NonZeroUsize;
-use std::path::{Component, Path};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 
 use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -36,10 +35,21 @@ use crate::workspace::opened::TraversalOpener;
 use crate::workspace::write::is_temp_name;
 
 mod content;
+mod filter;
+pub mod index;
+mod indexed;
+mod shared;
 mod sink;
 
-use content::{check_streamed, read_whole};
-use sink::{LineSink, spans, trim_terminator};
+use content::{check_streamed, read_whole, skip_bom};
+use filter::{Exclusions, relative_path};
+pub use indexed::search_indexed;
+use shared::{Shared, lock};
+pub use sink::{LONG_LINE_CHARS, LONG_LINE_WINDOW};
+use sink::{LineSink, clip_long_line, spans, trim_terminator};
+
+/// The UTF-8 byte-order mark.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// What to look for and which files to look in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,6 +69,13 @@ pub struct SearchOptions {
     pub extensions: Option<Vec<String>>,
     /// The most matching lines to return (at least 1); scanning and counting continue past it.
     pub max_matches: usize,
+    /// Matching lines to pass over before the returned ones (paging), in `(rel_path, line)` order.
+    pub offset: usize,
+    /// Globs of files and directories to leave out ([`filter`]).
+    pub exclude: Vec<String>,
+    /// Absolute directories left out unless the search starts inside one (the server's default
+    /// exclusions).
+    pub excluded_dirs: Vec<PathBuf>,
 }
 
 /// One matching line.
@@ -68,11 +85,23 @@ pub struct SearchMatch {
     pub rel_path: String,
     /// One-based line number.
     pub line: u64,
-    /// The line without its terminator (LF, or CR LF).
+    /// The line without its terminator (LF, or CR LF); for a long line, [`LONG_LINE_WINDOW`]
+    /// characters around its first match.
     pub text: String,
-    /// Every match on the line, zero-width ones included, as zero-based Unicode code point offsets
+    /// Every match in `text`, zero-width ones included, as zero-based Unicode code point offsets
     /// into `text`, half-open `[start, end)`, in order.
     pub spans: Vec<[usize; 2]>,
+    /// Set when `text` is a window of a line longer than [`LONG_LINE_CHARS`].
+    pub clip: Option<LineClip>,
+}
+
+/// Where the window of a long line lies in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineClip {
+    /// Characters of the whole line.
+    pub line_chars: usize,
+    /// The zero-based character column where `text` starts.
+    pub from: usize,
 }
 
 /// The result of a completed search.
@@ -86,6 +115,8 @@ pub struct SearchOutcome {
     pub skipped_files: Vec<String>,
     /// The number of files that passed the extension filter and were opened for searching.
     pub files_visited: u64,
+    /// Every file with a matching line and its number of matching lines, sorted by path.
+    pub file_counts: Vec<(String, u64)>,
 }
 
 /// Why a search did not produce an outcome.
@@ -97,6 +128,8 @@ pub enum SearchError {
     ZeroMaxMatches,
     #[error("search query contains a line break, but matches never span lines")]
     LineBreakInQuery,
+    #[error("invalid exclude pattern `{pattern}`: {reason}")]
+    InvalidExclude { pattern: String, reason: String },
     #[error("invalid regex: {message}")]
     InvalidRegex { message: String },
     #[error("search query cannot be compiled: {message}")]
@@ -139,8 +172,12 @@ pub fn search(
     on_file: &(dyn Fn(u64, &str) + Sync),
     cancel: &(dyn Fn() -> bool + Sync),
 ) -> Result<SearchOutcome, SearchError> {
-    let plan = Plan::new(options)?;
-    search_with_plan(start, &plan, options.max_matches, on_file, cancel)
+    let mut plan = Plan::new(options)?;
+    plan.exclusions = plan.exclusions.for_start(start);
+    let mut outcome =
+        search_with_plan(start, &plan, options.offset.saturating_add(options.max_matches), on_file, cancel)?;
+    outcome.matches.drain(..options.offset.min(outcome.matches.len()));
+    Ok(outcome)
 }
 
 fn search_with_plan(
@@ -161,21 +198,37 @@ fn search_with_plan(
         // The result only matters for cancellation, which `shared` records.
         let _ = worker.visit_file(start, &name, String::new());
     } else if start_type.is_dir() {
-        let threads = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
-        WalkBuilder::new(start)
-            .standard_filters(false)
-            .follow_links(false)
-            .threads(threads)
-            .filter_entry(|entry| !is_dot_dir(entry))
-            .build_parallel()
-            .run(|| {
-                let mut worker = Worker::new(plan, &shared, on_file, cancel);
-                Box::new(move |entry| worker.visit_entry(start, entry))
-            });
+        walk_tree(start, start, plan, &shared, on_file, cancel);
     } else {
         return Err(SearchError::StartNotFileOrDirectory);
     }
     shared.finish()
+}
+
+/// Searches every file below `walk_root` (itself a directory at or below `start`, entered whatever
+/// its name) with the walk rules of a search of `start`: paths and exclusions are relative to `start`.
+fn walk_tree(
+    walk_root: &Path,
+    start: &Path,
+    plan: &Plan,
+    shared: &Shared,
+    on_file: &(dyn Fn(u64, &str) + Sync),
+    cancel: &(dyn Fn() -> bool + Sync),
+) {
+    let threads = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+    WalkBuilder::new(walk_root)
+        .standard_filters(false)
+        .follow_links(false)
+        .threads(threads)
+        .filter_entry({
+            let (exclusions, start) = (plan.exclusions.clone(), start.to_path_buf());
+            move |entry| !is_dot_dir(entry) && !exclusions.leaves_out(&start, entry)
+        })
+        .build_parallel()
+        .run(|| {
+            let mut worker = Worker::new(plan, shared, on_file, cancel);
+            Box::new(move |entry| worker.visit_entry(start, entry))
+        });
 }
 
 /// The validated, compiled form of [`SearchOptions`], shared read-only by all workers.
@@ -187,6 +240,7 @@ struct Plan {
     recheck_crlf_lines: bool,
     /// Larger files are streamed rather than read whole; lowered by tests to exercise streaming.
     whole_file_limit: u64,
+    exclusions: Exclusions,
 }
 
 impl Plan {
@@ -221,7 +275,14 @@ impl Plan {
             .map(|exts| exts.iter().map(|ext| ext.strip_prefix('.').unwrap_or(ext).to_lowercase()).collect());
         // A literal is never empty and never contains CR, so only a pattern can match a CR LF line
         // solely at the position between CR and LF (for example `\B`).
-        Ok(Plan { matcher, extensions, recheck_crlf_lines: options.regex, whole_file_limit: WHOLE_FILE_LIMIT })
+        let exclusions = Exclusions::new(&options.exclude, &options.excluded_dirs)?;
+        Ok(Plan {
+            matcher,
+            extensions,
+            recheck_crlf_lines: options.regex,
+            whole_file_limit: WHOLE_FILE_LIMIT,
+            exclusions,
+        })
     }
 
     fn selects_file(&self, file_name: &str) -> bool {
@@ -251,76 +312,6 @@ fn is_dot_dir(entry: &DirEntry) -> bool {
     entry.depth() > 0
         && entry.file_type().is_some_and(|t| t.is_dir())
         && entry.file_name().as_encoded_bytes().first() == Some(&b'.')
-}
-
-/// State shared by all workers of one search.
-struct Shared {
-    kept: Mutex<Kept>,
-    skipped_files: Mutex<Vec<String>>,
-    matches_count: AtomicU64,
-    files_visited: AtomicU64,
-    cancelled: AtomicBool,
-    failure: Mutex<Option<SearchError>>,
-}
-
-impl Shared {
-    fn new(max_matches: usize) -> Shared {
-        Shared {
-            kept: Mutex::new(Kept { cap: max_matches, lines: Vec::new() }),
-            skipped_files: Mutex::new(Vec::new()),
-            matches_count: AtomicU64::new(0),
-            files_visited: AtomicU64::new(0),
-            cancelled: AtomicBool::new(false),
-            failure: Mutex::new(None),
-        }
-    }
-
-    fn fail(&self, err: SearchError) {
-        lock(&self.failure).get_or_insert(err);
-    }
-
-    fn finish(self) -> Result<SearchOutcome, SearchError> {
-        if self.cancelled.into_inner() {
-            return Err(SearchError::Cancelled);
-        }
-        if let Some(err) = into_inner(self.failure) {
-            return Err(err);
-        }
-        let matches = into_inner(self.kept).lines;
-        let mut skipped_files = into_inner(self.skipped_files);
-        skipped_files.sort_unstable();
-        Ok(SearchOutcome {
-            matches,
-            matches_count: self.matches_count.into_inner(),
-            skipped_files,
-            files_visited: self.files_visited.into_inner(),
-        })
-    }
-}
-
-/// The kept matching lines, sorted by `(rel_path, line)`, never more than `cap`.
-struct Kept {
-    cap: usize,
-    lines: Vec<SearchMatch>,
-}
-
-impl Kept {
-    /// Where the lines of `rel_path` go; each file merges once, so its path is not yet present.
-    fn position(&self, rel_path: &str) -> usize {
-        self.lines.partition_point(|m| m.rel_path.as_str() < rel_path)
-    }
-
-    /// How many of a file's first lines can still be kept; an upper bound for later calls.
-    fn room_for(&self, rel_path: &str) -> usize {
-        self.cap - self.position(rel_path)
-    }
-
-    /// Inserts one file's lines (sorted by line, all with `rel_path`) and drops what no longer fits.
-    fn merge(&mut self, rel_path: &str, file_lines: Vec<SearchMatch>) {
-        let pos = self.position(rel_path);
-        self.lines.splice(pos..pos, file_lines);
-        self.lines.truncate(self.cap);
-    }
 }
 
 /// Files up to this size are read whole and searched as one slice; larger ones are streamed twice
@@ -464,14 +455,16 @@ impl<'a> Worker<'a> {
         };
         // Lines also end at a lone CR: it becomes LF (same offsets) before the LF-splitting searcher
         // runs; the text check already found whether the file holds a CR at all.
+        // A byte-order mark is not part of line 1, so `^` matches at the text after it.
+        let skip = if self.buf.starts_with(BOM) { BOM.len() } else { 0 };
         let searched = match whole {
             true => {
                 if has_cr {
                     crate::text::replace_lone_cr(&mut self.buf);
                 }
-                self.slice_searcher.search_slice(&self.plan.matcher, &self.buf, &mut sink)
+                self.slice_searcher.search_slice(&self.plan.matcher, &self.buf[skip..], &mut sink)
             }
-            false => match file.rewind() {
+            false => match skip_bom(&mut file) {
                 Ok(()) => self.stream_searcher.search_reader(
                     &self.plan.matcher,
                     crate::text::LoneCrAsLf::new(&mut file),
@@ -490,15 +483,18 @@ impl<'a> Worker<'a> {
             return WalkState::Continue;
         }
         self.shared.matches_count.fetch_add(n_lines, Ordering::Relaxed);
+        if n_lines > 0 {
+            lock(&self.shared.file_counts).push((rel_path.clone(), n_lines));
+        }
         if !self.found.is_empty() {
-            self.keep_found(&rel_path, whole);
+            self.keep_found(&rel_path, whole, skip);
         }
         WalkState::Continue
     }
 
     /// Offers the current file's found lines to the shared kept set.
-    fn keep_found(&mut self, rel_path: &str, whole: bool) {
-        let source = if whole { &self.buf } else { &self.copies };
+    fn keep_found(&mut self, rel_path: &str, whole: bool, skip: usize) {
+        let source = if whole { &self.buf[skip..] } else { &self.copies[..] };
         let (mut line, mut counted_to) = (1, 0);
         let file_lines = self
             .found
@@ -512,35 +508,12 @@ impl<'a> Worker<'a> {
                 // Streamed files are checked before they are searched, but could change in between.
                 let text = String::from_utf8_lossy(trim_terminator(&source[found.start..found.end]));
                 let spans = spans(&self.plan.matcher, &text);
-                SearchMatch { rel_path: rel_path.to_owned(), line, text: text.into_owned(), spans }
+                let (text, spans, clip) = clip_long_line(&text, spans);
+                SearchMatch { rel_path: rel_path.to_owned(), line, text, spans, clip }
             })
             .collect();
         lock(&self.shared.kept).merge(rel_path, file_lines);
     }
-}
-
-// A worker that panics cannot leave the shared collections in a harmful state (each update is one
-// push, splice or insert), so a poisoned lock is used as it is.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn into_inner<T>(mutex: Mutex<T>) -> T {
-    mutex.into_inner().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// `path` relative to `start`, `/`-separated; `None` if it is not below `start`.
-fn relative_path(start: &Path, path: &Path) -> Option<String> {
-    let rel = path.strip_prefix(start).ok()?;
-    let mut res = String::with_capacity(rel.as_os_str().len());
-    for component in rel.components() {
-        let Component::Normal(name) = component else { return None };
-        if !res.is_empty() {
-            res.push('/');
-        }
-        res.push_str(&name.to_string_lossy());
-    }
-    Some(res)
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! What the searcher reports per matching line, and the match spans of kept lines.
+//! What the searcher reports per matching line, the match spans of kept lines, and the window
+//! a long line is clipped to.
 
 use std::io;
 
@@ -6,7 +7,7 @@ use grep_matcher::Matcher;
 use grep_regex::RegexMatcher;
 use grep_searcher::{Searcher, Sink, SinkMatch};
 
-use super::FoundLine;
+use super::{FoundLine, LineClip};
 
 /// A line without its LF or CR LF terminator.
 pub(super) fn trim_terminator(line: &[u8]) -> &[u8] {
@@ -103,4 +104,28 @@ fn next_char_boundary(line: &str, offset: usize) -> usize {
 
 fn is_continuation_byte(byte: u8) -> bool {
     byte & 0xC0 == 0x80
+}
+
+/// Lines longer than this many characters are returned as a window around their first match.
+pub const LONG_LINE_CHARS: usize = 400;
+/// The characters a long line's window holds.
+pub const LONG_LINE_WINDOW: usize = 200;
+
+/// A long line's window of [`LONG_LINE_WINDOW`] characters around its first match, with the spans
+/// inside it made relative to it; other lines as they are.
+pub(super) fn clip_long_line(line: &str, spans: Vec<[usize; 2]>) -> (String, Vec<[usize; 2]>, Option<LineClip>) {
+    let line_chars = line.chars().count();
+    if line_chars <= LONG_LINE_CHARS {
+        return (line.to_owned(), spans, None);
+    }
+    let first = spans.first().map_or(0, |span| span[0]);
+    let from = first.saturating_sub(LONG_LINE_WINDOW / 4).min(line_chars - LONG_LINE_WINDOW);
+    let to = from + LONG_LINE_WINDOW;
+    let text: String = line.chars().skip(from).take(LONG_LINE_WINDOW).collect();
+    let spans = spans
+        .into_iter()
+        .filter(|span| span[0] < to && span[1] >= from)
+        .map(|span| [span[0].max(from) - from, span[1].min(to) - from])
+        .collect();
+    (text, spans, Some(LineClip { line_chars, from }))
 }

@@ -1,10 +1,21 @@
 use super::*;
+use std::sync::Mutex;
+use std::sync::atomic::AtomicU64;
 
 use std::fs;
 use std::fs::File;
 
 fn options(query: &str) -> SearchOptions {
-    SearchOptions { query: query.to_owned(), regex: false, case_sensitive: true, extensions: None, max_matches: 100 }
+    SearchOptions {
+        query: query.to_owned(),
+        regex: false,
+        case_sensitive: true,
+        extensions: None,
+        max_matches: 100,
+        offset: 0,
+        exclude: Vec::new(),
+        excluded_dirs: Vec::new(),
+    }
 }
 
 fn write(root: &Path, rel_path: &str, contents: impl AsRef<[u8]>) {

@@ -1,0 +1,342 @@
+//! The search index (issue 33) against ripgrep, on a real tree and on four copies of it side by
+//! side, printing every figure with its ratio from the same run.
+//!
+//! Run with `FORGEMCP_BENCH_TREE=<tree> cargo bench --bench search_index` (docs/performance.md uses
+//! DuckDB at commit 044a04a7). `FORGEMCP_BENCH_COPIES` sets the copies of the large corpus (default
+//! 4; 1 leaves it out): hard links under `<target>/bench-index/`, made once. `FORGEMCP_BENCH_COLD=1`
+//! also times the literal query with the page cache dropped before each run (needs root; it writes
+//! `/proc/sys/vm/drop_caches`).
+//!
+//! For each corpus: one ripgrep scan (the reference of the build time); the index built from
+//! scratch under `<target>/bench-index/storage-<n>` until it reports `ready` (its size against the
+//! searched bytes); a restart on the index file left behind; then each query through the index
+//! (`search_indexed`, as the server calls it), through today's scan (`search`, no index) and with
+//! `rg` (a child process, so its figure includes process start-up), alternating, best of the warm
+//! runs. ripgrep's flags reproduce the search rules as in `benches/search.rs`. The peak RSS of the
+//! process is printed after the scans alone and again after the index was built and queried.
+//!
+//! This prints figures and asserts nothing about speed; it exits with failure only when counts
+//! differ or an indexed search did not answer from a ready index.
+#![expect(clippy::print_stdout, reason = "a benchmark reports its figures on stdout")]
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use forgemcp::workspace::search::index::{IndexOptions, IndexStatus, SearchIndex};
+use forgemcp::workspace::search::{SearchOptions, search, search_indexed};
+
+const RUNS: usize = 5;
+const COLD_RUNS: usize = 3;
+
+struct Query {
+    label: &'static str,
+    query: &'static str,
+    regex: bool,
+}
+
+/// mcpbench's three queries, a rare literal, and a regex whose matches share no literal.
+const QUERIES: [Query; 5] = [
+    Query { label: "literal", query: "unique_ptr", regex: false },
+    Query { label: "regex", query: r"(unique|shared)_ptr<[A-Za-z_:]+>", regex: true },
+    Query { label: "no match", query: "ForgeMCP_no_such_token_7f3a", regex: false },
+    Query { label: "rare", query: "PhysicalHashAggregate", regex: false },
+    Query { label: "no literal", query: r"\w+\s*<\s*\d+\s*>", regex: true },
+];
+
+fn main() -> ExitCode {
+    let Some(tree) = std::env::var_os("FORGEMCP_BENCH_TREE").map(PathBuf::from) else {
+        println!("set FORGEMCP_BENCH_TREE to a C/C++ tree (docs/performance.md: DuckDB at 044a04a7)");
+        return ExitCode::FAILURE;
+    };
+    let copies: usize = std::env::var("FORGEMCP_BENCH_COPIES").ok().and_then(|n| n.parse().ok()).unwrap_or(4);
+    let cold = std::env::var("FORGEMCP_BENCH_COLD").is_ok_and(|v| v == "1");
+    let run = || -> Result<bool, String> {
+        let work = target_dir().map_err(|err| err.to_string())?.join("bench-index");
+        let tree = tree.canonicalize().map_err(|err| format!("{}: {err}", tree.display()))?;
+        let mut ok = corpus(&tree, &work.join("storage-1"), "1 copy", cold)?;
+        if copies > 1 {
+            let big = copied(&tree, &work.join(format!("x{copies}")), copies).map_err(|err| err.to_string())?;
+            ok &= corpus(&big, &work.join(format!("storage-{copies}")), &format!("{copies} copies"), false)?;
+        }
+        Ok(ok)
+    };
+    match run() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(err) => {
+            println!("benchmark failed: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// All figures of one corpus; `false` when an answer differed or did not come from the index.
+fn corpus(tree: &Path, storage: &Path, label: &str, cold: bool) -> Result<bool, String> {
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let (n_files, n_bytes) = searched_size(tree);
+    println!("== {label}: {} ({n_files} files, {:.1} MB searched), {threads} threads", tree.display(), mb(n_bytes));
+    let rg_scan = best(3, || ripgrep(tree, &QUERIES[0], threads).map(|_| ()))?;
+    for query in &QUERIES {
+        scan(tree, query)?;
+    }
+    println!("peak RSS after scans: {:.1} MiB", peak_rss_mib());
+
+    let _ = fs::remove_dir_all(storage);
+    let index = SearchIndex::start(tree.to_path_buf(), storage, IndexOptions::default());
+    let build = until_ready(&index)?;
+    let size = fs::metadata(storage.join(".index/project.idx")).map_err(|err| err.to_string())?.len();
+    println!(
+        "build: {} ({:.2}× one rg scan of {}); index {:.1} MB = {:.1}% of the searched bytes; peak RSS {:.1} MiB",
+        millis(build),
+        ratio(build, rg_scan),
+        millis(rg_scan),
+        mb(size),
+        100.0 * size as f64 / n_bytes as f64,
+        peak_rss_mib(),
+    );
+    drop(index);
+    let index = SearchIndex::start(tree.to_path_buf(), storage, IndexOptions::default());
+    let restart = until_ready(&index)?;
+    println!("restart on the index file: ready in {}", millis(restart));
+
+    println!("best of {RUNS} warm runs, alternating; rg time includes process start-up");
+    println!(
+        "{:<11} {:>10} {:>10} {:>10} {:>8} {:>8} {:>9} {:>9}",
+        "query", "indexed", "scan", "rg", "idx/rg", "scan/rg", "count", "rg count"
+    );
+    let mut ok = true;
+    for query in &QUERIES {
+        let mut indexed = Timed::new(|| indexed(tree, &index, query));
+        let mut scanned = Timed::new(|| scan(tree, query));
+        let mut rg = Timed::new(|| ripgrep(tree, query, threads));
+        for _ in 0..RUNS {
+            indexed.run();
+            scanned.run();
+            rg.run();
+        }
+        let (indexed, scanned, rg) = (indexed.figures?, scanned.figures?, rg.figures?);
+        let identical = indexed.1 == rg.1 && scanned.1 == rg.1;
+        ok &= identical;
+        println!(
+            "{:<11} {:>10} {:>10} {:>10} {:>7.3}× {:>7.2}× {:>9} {:>9}{}",
+            query.label,
+            millis(indexed.0),
+            millis(scanned.0),
+            millis(rg.0),
+            ratio(indexed.0, rg.0),
+            ratio(scanned.0, rg.0),
+            indexed.1,
+            rg.1,
+            if identical { "" } else { "  COUNTS DIFFER" },
+        );
+    }
+    if cold {
+        let query = &QUERIES[0];
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        for _ in 0..COLD_RUNS {
+            ours.push(timed_cold(|| indexed(tree, &index, query).map(|_| ()))?);
+            theirs.push(timed_cold(|| ripgrep(tree, query, threads).map(|_| ()))?);
+        }
+        let (ours, theirs) = (median(ours), median(theirs));
+        println!(
+            "cold literal (page cache dropped before each run, median of {COLD_RUNS}): indexed {}, rg {}, {:.3}×",
+            millis(ours),
+            millis(theirs),
+            ratio(ours, theirs)
+        );
+    }
+    println!("peak RSS after building and querying: {:.1} MiB", peak_rss_mib());
+    println!();
+    Ok(ok)
+}
+
+/// Waits until the index is ready (a search would use it); its time from now.
+fn until_ready(index: &Arc<SearchIndex>) -> Result<Duration, String> {
+    let started = Instant::now();
+    loop {
+        match index.status() {
+            IndexStatus::Ready => return Ok(started.elapsed()),
+            IndexStatus::Building => std::thread::sleep(Duration::from_millis(2)),
+            IndexStatus::Scanning(reason) => return Err(format!("the index is not available: {reason}")),
+        }
+    }
+}
+
+fn options(query: &Query) -> SearchOptions {
+    SearchOptions {
+        query: query.query.to_owned(),
+        regex: query.regex,
+        case_sensitive: true,
+        extensions: None,
+        max_matches: 100,
+        offset: 0,
+        exclude: Vec::new(),
+        excluded_dirs: Vec::new(),
+    }
+}
+
+fn scan(tree: &Path, query: &Query) -> Result<u64, String> {
+    let outcome = search(tree, &options(query), &|_, _| {}, &|| false).map_err(|err| err.to_string())?;
+    Ok(outcome.matches_count)
+}
+
+fn indexed(tree: &Path, index: &SearchIndex, query: &Query) -> Result<u64, String> {
+    let (outcome, status) =
+        search_indexed(tree, &options(query), Some(index), &|_, _| {}, &|| false).map_err(|err| err.to_string())?;
+    match status {
+        IndexStatus::Ready => Ok(outcome.matches_count),
+        other => Err(format!("the indexed search answered with `{other}`")),
+    }
+}
+
+#[expect(clippy::disallowed_methods, reason = "the benchmark runs ripgrep itself as the reference")]
+fn ripgrep(tree: &Path, query: &Query, threads: usize) -> Result<u64, String> {
+    let mut command = std::process::Command::new("rg");
+    command.args(["--no-config", "--no-ignore", "--hidden", "--glob", "!.*/", "--crlf", "--count", "--no-messages"]);
+    command.arg("--threads").arg(threads.to_string());
+    if !query.regex {
+        command.arg("--fixed-strings");
+    }
+    command.arg("--case-sensitive").arg("--regexp").arg(query.query).arg("--").arg(tree);
+    let output = command.stderr(std::process::Stdio::null()).output().map_err(|err| err.to_string())?;
+    if output.status.code() == Some(2) {
+        return Err("rg reported an error".to_owned());
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    stdout.lines().try_fold(0, |sum, line| {
+        let count = line.rsplit_once(':').and_then(|(_, count)| count.parse::<u64>().ok());
+        count.map(|count| sum + count).ok_or_else(|| format!("unexpected rg output line `{line}`"))
+    })
+}
+
+/// A search, its best time so far and its count; an error or a changed count ends its runs.
+struct Timed<F> {
+    search: F,
+    figures: Result<(Duration, u64), String>,
+}
+
+impl<F: FnMut() -> Result<u64, String>> Timed<F> {
+    /// Runs the search once (the warm-up).
+    fn new(mut search: F) -> Timed<F> {
+        let figures = search().map(|count| (Duration::MAX, count));
+        Timed { search, figures }
+    }
+
+    fn run(&mut self) {
+        let Ok((best, expected)) = self.figures else { return };
+        let started = Instant::now();
+        let res = (self.search)();
+        let elapsed = started.elapsed();
+        self.figures = match res {
+            Ok(count) if count == expected => Ok((best.min(elapsed), expected)),
+            Ok(count) => Err(format!("count changed between runs: {expected} then {count}")),
+            Err(err) => Err(err),
+        };
+    }
+}
+
+fn best(runs: usize, mut f: impl FnMut() -> Result<(), String>) -> Result<Duration, String> {
+    let mut best = Duration::MAX;
+    for _ in 0..runs {
+        let started = Instant::now();
+        f()?;
+        best = best.min(started.elapsed());
+    }
+    Ok(best)
+}
+
+fn timed_cold(f: impl FnOnce() -> Result<(), String>) -> Result<Duration, String> {
+    fs::write("/proc/sys/vm/drop_caches", "3").map_err(|err| format!("cannot drop the page cache: {err}"))?;
+    let started = Instant::now();
+    f()?;
+    Ok(started.elapsed())
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort_unstable();
+    times[times.len() / 2]
+}
+
+fn ratio(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64()
+}
+
+fn millis(duration: Duration) -> String {
+    format!("{:.1} ms", duration.as_secs_f64() * 1e3)
+}
+
+fn mb(bytes: u64) -> f64 {
+    bytes as f64 / 1e6
+}
+
+/// The process's peak resident set so far (`VmHWM`; 0 where `/proc` does not tell).
+fn peak_rss_mib() -> f64 {
+    let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<f64>().ok());
+    kib.unwrap_or(0.0) / 1024.0
+}
+
+/// Regular files (and their bytes) a search of `dir` would open: dot-directories and links left out.
+fn searched_size(dir: &Path) -> (u64, u64) {
+    let mut res = (0, 0);
+    let Ok(entries) = fs::read_dir(dir) else { return res };
+    for entry in entries.flatten() {
+        let Ok(file_type) = entry.file_type() else { continue };
+        if file_type.is_dir() && !entry.file_name().as_encoded_bytes().starts_with(b".") {
+            let (files, bytes) = searched_size(&entry.path());
+            res = (res.0 + files, res.1 + bytes);
+        } else if file_type.is_file() {
+            res = (res.0 + 1, res.1 + entry.metadata().map_or(0, |m| m.len()));
+        }
+    }
+    res
+}
+
+/// `copies` hard-linked copies of `tree` side by side under `dir` (made once).
+fn copied(tree: &Path, dir: &Path, copies: usize) -> io::Result<PathBuf> {
+    let done = dir.with_extension("done");
+    if !(done.exists() && dir.is_dir()) {
+        if dir.exists() {
+            fs::remove_dir_all(dir)?;
+        }
+        for copy in 0..copies {
+            link_tree(tree, &dir.join(format!("copy{copy}")))?;
+        }
+        fs::write(&done, "")?;
+    }
+    dir.canonicalize()
+}
+
+fn link_tree(from: &Path, to: &Path) -> io::Result<()> {
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from)? {
+        let entry = entry?;
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        let file_type = entry.file_type()?;
+        if file_type.is_dir() {
+            link_tree(&source, &target)?;
+        } else if file_type.is_file() {
+            fs::hard_link(&source, &target)?;
+        } else if file_type.is_symlink() {
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(fs::read_link(&source)?, &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// `<target>` from the bench executable's path `<target>/<profile>/deps/search_index-<hash>`.
+fn target_dir() -> io::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    exe.ancestors()
+        .nth(3)
+        .map(Path::to_path_buf)
+        .ok_or_else(|| io::Error::other("cannot locate the target directory from the bench executable"))
+}

@@ -1,0 +1,222 @@
+//! Building a segment: walking the tree with the search's rules, reading each file once as the
+//! search would (NUL and UTF-8 checks, lone CR as LF), collecting its distinct trigrams, and
+//! writing each batch of files' sorted pairs as a run on disk (`runs.rs`), merged at the end, so
+//! the memory held is about one batch's pairs per thread.
+//!
+//! Architecture invariant: a file's state and trigrams come from exactly the bytes a search would
+//! match against, so a file whose trigrams do not admit a query cannot hold a matching line.
+
+use std::num::NonZeroUsize;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use ignore::WalkBuilder;
+
+use super::plan::{Trigram, fold, trigram};
+use super::runs;
+use super::segment::{self, FileRecord};
+use super::{FileMeta, FileState};
+use crate::workspace::opened::TraversalOpener;
+use crate::workspace::search::content::read_whole;
+use crate::workspace::search::shared::lock;
+use crate::workspace::search::{Content, WHOLE_FILE_LIMIT};
+use crate::workspace::write::is_temp_name;
+
+/// The files of the tree below `dir` (relative to `root`, sorted), with the walk rules of a search
+/// started at the root: links not followed, dot-directories below `root` not entered, temporary
+/// files of interrupted writes left out. Fails when a name is not valid Unicode (the index keeps
+/// `/`-separated Unicode paths).
+pub fn walk(root: &Path, dir: &Path) -> Result<Vec<String>, String> {
+    let files = Mutex::new(Vec::new());
+    let not_unicode = std::sync::atomic::AtomicBool::new(false);
+    let threads = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+    WalkBuilder::new(dir)
+        .standard_filters(false)
+        .follow_links(false)
+        .threads(threads)
+        .filter_entry(|entry| {
+            !(entry.depth() > 0
+                && entry.file_type().is_some_and(|t| t.is_dir())
+                && entry.file_name().as_encoded_bytes().first() == Some(&b'.'))
+        })
+        .build_parallel()
+        .run(|| {
+            let (files, not_unicode) = (&files, &not_unicode);
+            Box::new(move |entry| {
+                let Ok(entry) = entry else { return ignore::WalkState::Continue };
+                let is_file = entry.file_type().is_some_and(|t| t.is_file());
+                if is_file && !entry.file_name().to_str().is_some_and(is_temp_name) {
+                    match relative(root, entry.path()) {
+                        Some(rel) => files.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(rel),
+                        None => not_unicode.store(true, Ordering::Relaxed),
+                    }
+                } else if entry.file_name().to_str().is_none() {
+                    not_unicode.store(true, Ordering::Relaxed);
+                }
+                ignore::WalkState::Continue
+            })
+        });
+    let mut files = files.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if not_unicode.into_inner() {
+        return Err("a file name is not valid Unicode".to_owned());
+    }
+    files.sort_unstable();
+    Ok(files)
+}
+
+/// `path` relative to `root`, `/`-separated, when it is valid Unicode and below `root`.
+pub fn relative(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    let mut out = String::new();
+    for component in rel.components() {
+        let std::path::Component::Normal(name) = component else { return None };
+        if !out.is_empty() {
+            out.push('/');
+        }
+        out.push_str(name.to_str()?);
+    }
+    Some(out)
+}
+
+/// A reusable per-thread state for reading files and collecting trigrams.
+pub struct Extractor {
+    buf: Vec<u8>,
+    seen: Vec<u64>,
+    pub trigrams: Vec<Trigram>,
+    opener: TraversalOpener,
+}
+
+impl Default for Extractor {
+    fn default() -> Extractor {
+        Extractor {
+            buf: Vec::new(),
+            seen: vec![0; (1 << 24) / 64],
+            trigrams: Vec::new(),
+            opener: TraversalOpener::default(),
+        }
+    }
+}
+
+impl Extractor {
+    /// Reads `abs` and returns its metadata and state; for text, `self.trigrams` holds its distinct
+    /// trigrams (unsorted). `None` when the file is gone or is no longer a file.
+    pub fn read(&mut self, abs: &Path) -> Option<(FileMeta, FileState)> {
+        self.trigrams.clear();
+        let mut file = match self.opener.open(abs) {
+            Ok(file) => file,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(_) => return Some((FileMeta::default(), FileState::Unreadable)),
+        };
+        let Ok(metadata) = file.metadata() else { return Some((FileMeta::default(), FileState::Unreadable)) };
+        if !metadata.is_file() {
+            return None;
+        }
+        let meta = FileMeta::of(&metadata);
+        if meta.size > WHOLE_FILE_LIMIT {
+            return Some((meta, FileState::Unindexed));
+        }
+        let state = match read_whole(&mut file, meta.size, &mut self.buf) {
+            Ok(Content::Text { has_cr }) => {
+                if has_cr {
+                    crate::text::replace_lone_cr(&mut self.buf);
+                }
+                self.collect();
+                FileState::Text
+            }
+            Ok(Content::Binary) => FileState::Binary,
+            Ok(Content::NotUtf8) => FileState::NotUtf8,
+            Err(_) => FileState::Unreadable,
+        };
+        Some((meta, state))
+    }
+
+    fn collect(&mut self) {
+        let bytes = &self.buf;
+        if bytes.len() < 3 {
+            return;
+        }
+        let (mut a, mut b) = (fold(bytes[0]), fold(bytes[1]));
+        for &c in &bytes[2..] {
+            let c = fold(c);
+            let t = trigram(a, b, c);
+            let (word, bit) = ((t / 64) as usize, 1u64 << (t % 64));
+            if self.seen[word] & bit == 0 {
+                self.seen[word] |= bit;
+                self.trigrams.push(t);
+            }
+            (a, b) = (b, c);
+        }
+        for t in &self.trigrams {
+            self.seen[(t / 64) as usize] = 0;
+        }
+    }
+}
+
+/// Files per batch: each batch's pairs are sorted and written as one run by one thread.
+const BATCH: usize = 256;
+/// Runs merged at most (each holds a file open during the merge); larger trees get larger batches.
+const MAX_RUNS: usize = 512;
+
+/// Builds the segment of `files` (sorted paths relative to `root`) at `out`.
+pub fn build(
+    root: &Path,
+    files: Vec<String>,
+    out: &Path,
+    built_at_ns: i64,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> std::io::Result<()> {
+    let batch_len = files.len().div_ceil(MAX_RUNS).max(BATCH);
+    let n_batches = files.len().div_ceil(batch_len);
+    let run_path = |batch: usize| out.with_extension(format!("run{batch}.tmp"));
+    let next = AtomicUsize::new(0);
+    let records: Mutex<Vec<Option<Vec<FileRecord>>>> = Mutex::new((0..n_batches).map(|_| None).collect());
+    let failure: Mutex<Option<std::io::Error>> = Mutex::new(None);
+    let threads = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                super::worker::lower_priority();
+                let mut extractor = Extractor::default();
+                let mut pairs: Vec<u64> = Vec::new();
+                loop {
+                    let batch = next.fetch_add(1, Ordering::Relaxed);
+                    if batch >= n_batches || stop() || lock(&failure).is_some() {
+                        return;
+                    }
+                    let range = batch * batch_len..((batch + 1) * batch_len).min(files.len());
+                    let mut batch_records = Vec::with_capacity(range.len());
+                    pairs.clear();
+                    for (id, rel) in (range.start..).zip(&files[range]) {
+                        let (meta, state) =
+                            extractor.read(&root.join(rel)).unwrap_or((FileMeta::default(), FileState::Unreadable));
+                        pairs.extend(extractor.trigrams.iter().map(|t| u64::from(*t) << 32 | id as u64));
+                        batch_records.push(FileRecord { path: rel.clone(), meta, state });
+                    }
+                    pairs.sort_unstable();
+                    if let Err(err) = runs::write_run(&run_path(batch), &pairs) {
+                        lock(&failure).get_or_insert(err);
+                        return;
+                    }
+                    lock(&records)[batch] = Some(batch_records);
+                }
+            });
+        }
+    });
+    let merged = || -> std::io::Result<()> {
+        if let Some(err) = lock(&failure).take() {
+            return Err(err);
+        }
+        if stop() {
+            return Err(std::io::Error::other("stopped"));
+        }
+        let records: Vec<FileRecord> = std::mem::take(&mut *lock(&records)).into_iter().flatten().flatten().collect();
+        let runs = runs::Merge::open(&(0..n_batches).map(run_path).collect::<Vec<_>>())?;
+        segment::write(out, built_at_ns, &records, runs)
+    };
+    let result = merged();
+    for batch in 0..n_batches {
+        let _ = std::fs::remove_file(run_path(batch));
+    }
+    result
+}

@@ -1,0 +1,327 @@
+//! The index file: every indexed file's path, metadata and state, and for each trigram the sorted
+//! list of files containing it, delta- and varint-encoded. It is written once (to a temporary
+//! name, then renamed) and read through a memory map, so a query touches only the pages of the
+//! trigrams it asks for and the file table.
+//!
+//! Layout (little-endian): a 72-byte header (magic, version, counts, section offsets), the file
+//! records (40 bytes each, sorted by path), the path bytes, the trigram table (16 bytes each, sorted
+//! by trigram) and the postings.
+//!
+//! Architecture invariant: a file that is not exactly what this module wrote (other magic or
+//! version, inconsistent offsets, a truncated section) is rejected as a whole; every later read is
+//! bounds-checked, so a file damaged in other ways yields wrong candidates at worst, never a crash.
+//! Architecture invariant: this is the only file of the crate that maps memory (`unsafe`), and it
+//! maps only its own files, which nothing else writes.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use memmap2::Mmap;
+
+use super::plan::{Query, Trigram};
+use super::{FileMeta, FileState};
+
+const MAGIC: &[u8; 8] = b"FMCPIDX1";
+const VERSION: u32 = 1;
+const HEADER: usize = 72;
+const FILE_RECORD: usize = 40;
+const TRI_RECORD: usize = 16;
+
+/// One file of a segment being written.
+pub struct FileRecord {
+    pub path: String,
+    pub meta: FileMeta,
+    pub state: FileState,
+}
+
+/// Writes a segment to `path` (through `path.tmp`, renamed at the end). `postings` yields, in
+/// increasing trigram order, each trigram with its encoded posting list (see [`PostingWriter`]).
+pub fn write(
+    path: &Path,
+    built_at_ns: i64,
+    files: &[FileRecord],
+    postings: impl Iterator<Item = io::Result<(Trigram, u32, Vec<u8>)>>,
+) -> io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    let mut out = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
+    let files_off = HEADER as u64;
+    let paths_off = files_off + (files.len() * FILE_RECORD) as u64;
+    out.write_all(&[0; HEADER])?;
+    let mut path_at = 0u64;
+    for file in files {
+        let mut rec = [0u8; FILE_RECORD];
+        rec[0..4].copy_from_slice(&u32::try_from(path_at).map_err(io::Error::other)?.to_le_bytes());
+        rec[4..8].copy_from_slice(&(file.path.len() as u32).to_le_bytes());
+        rec[8..16].copy_from_slice(&file.meta.size.to_le_bytes());
+        rec[16..24].copy_from_slice(&file.meta.mtime_ns.to_le_bytes());
+        rec[24..32].copy_from_slice(&file.meta.ino.to_le_bytes());
+        rec[32] = file.state as u8;
+        out.write_all(&rec)?;
+        path_at += file.path.len() as u64;
+    }
+    for file in files {
+        out.write_all(file.path.as_bytes())?;
+    }
+    let tris_off = paths_off + path_at;
+    // The postings follow the table, whose size is known only at the end: they go to a second
+    // temporary file first.
+    let blob_path = path.with_extension("postings.tmp");
+    let blob_file = File::options().read(true).write(true).create(true).truncate(true).open(&blob_path)?;
+    let mut blob = BufWriter::with_capacity(1 << 20, blob_file);
+    let (mut n_tris, mut blob_at) = (0u32, 0u64);
+    for item in postings {
+        let (tri, count, bytes) = item?;
+        let mut rec = [0u8; TRI_RECORD];
+        rec[0..4].copy_from_slice(&tri.to_le_bytes());
+        rec[4..8].copy_from_slice(&count.to_le_bytes());
+        rec[8..16].copy_from_slice(&blob_at.to_le_bytes());
+        out.write_all(&rec)?;
+        blob.write_all(&bytes)?;
+        blob_at += bytes.len() as u64;
+        n_tris += 1;
+    }
+    let mut blob = blob.into_inner().map_err(io::IntoInnerError::into_error)?;
+    blob.seek(SeekFrom::Start(0))?;
+    let postings_off = tris_off + u64::from(n_tris) * TRI_RECORD as u64;
+    io::copy(&mut io::BufReader::new(&mut blob), &mut out)?;
+    drop(blob);
+    let _ = std::fs::remove_file(&blob_path);
+    let end = postings_off + blob_at;
+    let mut header = [0u8; HEADER];
+    header[0..8].copy_from_slice(MAGIC);
+    header[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    header[12..16].copy_from_slice(&(files.len() as u32).to_le_bytes());
+    header[16..20].copy_from_slice(&n_tris.to_le_bytes());
+    header[24..32].copy_from_slice(&built_at_ns.to_le_bytes());
+    for (i, off) in [files_off, paths_off, tris_off, postings_off, end].iter().enumerate() {
+        header[32 + 8 * i..40 + 8 * i].copy_from_slice(&off.to_le_bytes());
+    }
+    let mut file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+    file.seek(SeekFrom::Start(0))?;
+    file.write_all(&header)?;
+    file.sync_all()?;
+    drop(file);
+    std::fs::rename(&tmp, path)
+}
+
+/// Appends sorted file ids to one trigram's posting list.
+#[derive(Default)]
+pub struct PostingWriter {
+    pub bytes: Vec<u8>,
+    pub count: u32,
+    last: Option<u32>,
+}
+
+impl PostingWriter {
+    pub fn push(&mut self, id: u32) {
+        let gap = match self.last {
+            Some(last) => id - last,
+            None => id,
+        };
+        put_varint(&mut self.bytes, gap);
+        self.last = Some(id);
+        self.count += 1;
+    }
+
+    /// Empties the list, keeping its allocation.
+    pub fn reset(&mut self) {
+        self.bytes.clear();
+        self.count = 0;
+        self.last = None;
+    }
+
+    /// The last id pushed.
+    pub fn last_id(&self) -> u32 {
+        self.last.unwrap_or(0)
+    }
+
+    /// Appends another list whose ids all follow this one's (`other_last` is its last id).
+    pub fn append(&mut self, other: &[u8], count: u32, first: u32, other_last: u32) {
+        let (_, first_len) = get_varint(other).unwrap_or((0, other.len()));
+        self.push(first);
+        self.bytes.extend_from_slice(&other[first_len..]);
+        self.count += count - 1;
+        self.last = Some(other_last);
+    }
+}
+
+fn put_varint(out: &mut Vec<u8>, mut n: u32) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+pub fn get_varint(bytes: &[u8]) -> Option<(u32, usize)> {
+    let mut n = 0u32;
+    for (i, byte) in bytes.iter().enumerate().take(5) {
+        n |= u32::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some((n, i + 1));
+        }
+    }
+    None
+}
+
+/// A mapped segment.
+pub struct Segment {
+    map: Mmap,
+    n_files: usize,
+    n_tris: usize,
+    pub built_at_ns: i64,
+    files_off: usize,
+    paths_off: usize,
+    tris_off: usize,
+    postings_off: usize,
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    bytes.get(at..at + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    bytes.get(at..at + 8).map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+}
+
+impl Segment {
+    /// Maps and checks the segment at `path`.
+    pub fn open(path: &Path) -> io::Result<Segment> {
+        let file = File::open(path)?;
+        #[expect(unsafe_code, reason = "the map of an index file only this module writes, never changed in place")]
+        // SAFETY: segments are written under a temporary name and renamed into place, never
+        // modified afterwards; a replaced segment keeps its inode (and this map) alive.
+        let map = unsafe { Mmap::map(&file)? };
+        let bad = || io::Error::new(io::ErrorKind::InvalidData, "not a valid search index file");
+        if map.len() < HEADER || &map[0..8] != MAGIC || u32_at(&map, 8) != VERSION {
+            return Err(bad());
+        }
+        let n_files = u32_at(&map, 12) as usize;
+        let n_tris = u32_at(&map, 16) as usize;
+        let off = |i: usize| usize::try_from(u64_at(&map, 32 + 8 * i)).unwrap_or(usize::MAX);
+        let (files_off, paths_off, tris_off, postings_off, end) = (off(0), off(1), off(2), off(3), off(4));
+        let consistent = files_off == HEADER
+            && paths_off == files_off + n_files * FILE_RECORD
+            && tris_off >= paths_off
+            && postings_off == tris_off + n_tris * TRI_RECORD
+            && end == map.len()
+            && postings_off <= end;
+        if !consistent {
+            return Err(bad());
+        }
+        let built_at_ns = i64::from_le_bytes(map[24..32].try_into().map_err(|_| bad())?);
+        Ok(Segment { map, n_files, n_tris, built_at_ns, files_off, paths_off, tris_off, postings_off })
+    }
+
+    pub fn len(&self) -> usize {
+        self.n_files
+    }
+
+    fn record(&self, id: usize) -> &[u8] {
+        let at = self.files_off + id * FILE_RECORD;
+        &self.map[at..at + FILE_RECORD]
+    }
+
+    /// The path of file `id` (relative to the indexed root, `/`-separated).
+    pub fn path(&self, id: usize) -> &str {
+        let rec = self.record(id);
+        let (at, len) = (u32_at(rec, 0) as usize, u32_at(rec, 4) as usize);
+        let start = self.paths_off.saturating_add(at);
+        let bytes = self.map.get(start..start.saturating_add(len).min(self.tris_off)).unwrap_or_default();
+        std::str::from_utf8(bytes).unwrap_or_default()
+    }
+
+    pub fn meta(&self, id: usize) -> FileMeta {
+        let rec = self.record(id);
+        FileMeta { size: u64_at(rec, 8), mtime_ns: u64_at(rec, 16) as i64, ino: u64_at(rec, 24) }
+    }
+
+    pub fn state(&self, id: usize) -> FileState {
+        FileState::from_u8(self.record(id)[32])
+    }
+
+    /// The first file id whose path is not less than `path`.
+    pub fn lower_bound(&self, path: &str) -> usize {
+        let (mut lo, mut hi) = (0, self.n_files);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.path(mid) < path {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// The file ids that may match `query`, as a bitset (`None`: every file).
+    pub fn candidates(&self, query: &Query) -> Option<Vec<u64>> {
+        match query {
+            Query::All => None,
+            Query::Trigram(tri) => Some(self.posting_set(*tri)),
+            Query::And(parts) => {
+                let mut acc: Option<Vec<u64>> = None;
+                for part in parts {
+                    if let Some(set) = self.candidates(part) {
+                        acc = Some(match acc {
+                            None => set,
+                            Some(mut acc) => {
+                                acc.iter_mut().zip(&set).for_each(|(a, b)| *a &= b);
+                                acc
+                            }
+                        });
+                    }
+                }
+                acc
+            }
+            Query::Or(parts) => {
+                let mut acc = vec![0u64; self.n_files.div_ceil(64)];
+                for part in parts {
+                    let set = self.candidates(part)?;
+                    acc.iter_mut().zip(&set).for_each(|(a, b)| *a |= b);
+                }
+                Some(acc)
+            }
+        }
+    }
+
+    fn posting_set(&self, tri: Trigram) -> Vec<u64> {
+        let mut set = vec![0u64; self.n_files.div_ceil(64)];
+        let (mut lo, mut hi) = (0, self.n_tris);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let at = self.tris_off + mid * TRI_RECORD;
+            match u32_at(&self.map, at).cmp(&tri) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => {
+                    let count = u32_at(&self.map, at + 4);
+                    let start = self.postings_off.saturating_add(u64_at(&self.map, at + 8) as usize);
+                    let mut bytes = self.map.get(start..).unwrap_or_default();
+                    let mut id = 0u32;
+                    for i in 0..count {
+                        let Some((gap, used)) = get_varint(bytes) else { break };
+                        id = if i == 0 { gap } else { id.saturating_add(gap) };
+                        if let Some(word) = set.get_mut(id as usize / 64) {
+                            *word |= 1 << (id % 64);
+                        }
+                        bytes = &bytes[used..];
+                    }
+                    break;
+                }
+            }
+        }
+        set
+    }
+
+    /// Bytes of the mapped file.
+    pub fn size(&self) -> usize {
+        self.map.len()
+    }
+}
+
+/// Whether bit `id` is set.
+pub fn has(set: &[u64], id: usize) -> bool {
+    set.get(id / 64).is_some_and(|word| word & (1 << (id % 64)) != 0)
+}

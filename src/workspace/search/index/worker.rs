@@ -1,0 +1,236 @@
+//! The index's own thread, at the lowest scheduling priority: it starts the notifications, then maps
+//! the index file left by an earlier run and re-checks the tree against it (re-reading only what
+//! changed), or builds the index from scratch; afterwards it re-indexes changed paths and re-checks
+//! the tree after lost notifications.
+//!
+//! Architecture invariant: notifications are started before the tree is read, so every change is
+//! either seen by the read or reported afterwards; the index becomes ready only when no
+//! notification was lost since the read began.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::build::{self, Extractor};
+use super::segment::{self, Segment};
+use super::{DeltaFile, FileMeta, FileState, Phase, Shared, is_under, watch};
+
+/// The index file's name in the index directory.
+const FILE_NAME: &str = "project.idx";
+/// A file modified this close to the moment it was read may have changed within one timestamp
+/// tick; a re-check reads it again.
+const RACY_NS: i64 = 2_000_000_000;
+/// Changed paths re-indexed per round (the lock is taken once per path).
+const ROUND: usize = 256;
+
+/// Lowers the calling thread's scheduling priority (Linux: per thread), so indexing yields the CPU.
+pub fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::setpriority_process(None, 19);
+}
+
+pub fn spawn(shared: Arc<Shared>) {
+    let spawned = std::thread::Builder::new().name("search-index".into()).spawn({
+        let shared = shared.clone();
+        move || run(&shared)
+    });
+    if let Err(err) = spawned {
+        shared.unavailable(format!("the index thread could not start: {err}"));
+    }
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64)
+}
+
+fn run(shared: &Arc<Shared>) {
+    lower_priority();
+    if let Err(err) = std::fs::create_dir_all(&shared.dir) {
+        shared.unavailable(format!("the index directory could not be created: {err}"));
+        return;
+    }
+    if let Err(reason) = watch::start(shared) {
+        shared.unavailable(reason);
+        return;
+    }
+    while shared.options.hold_build.as_ref().is_some_and(|hold| hold.load(Ordering::SeqCst)) {
+        if shared.stop.load(Ordering::SeqCst) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let path = shared.dir.join(FILE_NAME);
+    let segment = match Segment::open(&path) {
+        Ok(segment) => segment,
+        Err(_) => {
+            let built_at = now_ns();
+            let files = match build::walk(&shared.root, &shared.root) {
+                Ok(files) => files,
+                Err(reason) => return shared.unavailable(reason),
+            };
+            let stop = || shared.stop.load(Ordering::SeqCst);
+            if let Err(err) = build::build(&shared.root, files, &path, built_at, &stop) {
+                if !stop() {
+                    shared.unavailable(format!("the index could not be written: {err}"));
+                }
+                return;
+            }
+            match Segment::open(&path) {
+                Ok(segment) => segment,
+                Err(err) => return shared.unavailable(format!("the index could not be read back: {err}")),
+            }
+        }
+    };
+    {
+        let mut inner = shared.inner.write();
+        inner.dead = vec![0; segment.len().div_ceil(64)];
+        inner.base = Some(Arc::new(segment));
+    }
+    // Whether the index is from an earlier run or was just built, the tree may have changed since
+    // its files were read (and notifications may have been lost meanwhile): compare.
+    recheck(shared);
+    let mut extractor = Extractor::default();
+    while !shared.stop.load(Ordering::SeqCst) {
+        let recheck_now = {
+            let mut inner = shared.inner.write();
+            std::mem::take(&mut inner.recheck_wanted) && matches!(inner.phase, Phase::Lost(_))
+        };
+        if recheck_now {
+            recheck(shared);
+            continue;
+        }
+        if matches!(shared.inner.read().phase, Phase::Unavailable(_)) {
+            return;
+        }
+        let round: Vec<(String, u64)> = shared
+            .inner
+            .read()
+            .dirty
+            .iter()
+            .take(ROUND)
+            .map(|(path, generation)| (path.clone(), *generation))
+            .collect();
+        if round.is_empty() {
+            let mut work = shared.work.lock();
+            if !*work {
+                shared.work_ready.wait_for(&mut work, Duration::from_secs(5));
+            }
+            *work = false;
+            continue;
+        }
+        // Let a burst of notifications for the same files settle.
+        std::thread::sleep(Duration::from_millis(10));
+        for (rel, generation) in round {
+            reindex(shared, &mut extractor, &rel, generation);
+        }
+    }
+}
+
+/// Reads what is at `rel` now and replaces the index's entries at and below it.
+fn reindex(shared: &Shared, extractor: &mut Extractor, rel: &str, generation: u64) {
+    let abs = shared.root.join(rel);
+    let in_dot_dir = rel.split('/').rev().skip(1).any(|c| c.starts_with('.'));
+    let files = match std::fs::symlink_metadata(&abs) {
+        Ok(meta) if meta.is_dir() && !in_dot_dir && !rel.rsplit('/').next().is_some_and(|n| n.starts_with('.')) => {
+            match build::walk(&shared.root, &abs) {
+                Ok(files) => files,
+                Err(reason) => return shared.unavailable(reason),
+            }
+        }
+        Ok(meta) if meta.is_file() && !in_dot_dir => {
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            if crate::workspace::write::is_temp_name(name) { Vec::new() } else { vec![rel.to_owned()] }
+        }
+        _ => Vec::new(),
+    };
+    let mut entries = Vec::with_capacity(files.len());
+    for file in files {
+        let read_at_ns = now_ns();
+        let Some((meta, state)) = extractor.read(&shared.root.join(&file)) else { continue };
+        let mut trigrams = match state {
+            FileState::Text => std::mem::take(&mut extractor.trigrams),
+            _ => Vec::new(),
+        };
+        trigrams.sort_unstable();
+        entries.push((file, DeltaFile { meta, state, trigrams, read_at_ns }));
+    }
+    let mut inner = shared.inner.write();
+    let inner = &mut *inner;
+    if let Some(base) = inner.base.clone() {
+        let mut kill = |id: usize| {
+            if let Some(word) = inner.dead.get_mut(id / 64) {
+                *word |= 1 << (id % 64);
+            }
+        };
+        let exact = base.lower_bound(rel);
+        if exact < base.len() && base.path(exact) == rel {
+            kill(exact);
+        }
+        let mut id = base.lower_bound(&format!("{rel}/"));
+        while id < base.len() && is_under(base.path(id), rel) {
+            kill(id);
+            id += 1;
+        }
+    }
+    inner.delta.remove(rel);
+    let below: Vec<String> = inner
+        .delta
+        .range(format!("{rel}/")..)
+        .take_while(|(path, _)| is_under(path, rel))
+        .map(|(path, _)| path.clone())
+        .collect();
+    for path in below {
+        inner.delta.remove(&path);
+    }
+    inner.delta.extend(entries);
+    if inner.dirty.get(rel) == Some(&generation) {
+        inner.dirty.remove(rel);
+    }
+}
+
+/// Compares the tree with the index and marks every difference changed; the index is ready after
+/// it unless notifications were lost meanwhile.
+fn recheck(shared: &Shared) {
+    let lost_before = shared.inner.read().lost_generation;
+    let files = match build::walk(&shared.root, &shared.root) {
+        Ok(files) => files,
+        Err(reason) => return shared.unavailable(reason),
+    };
+    // A copy of what the index knows, so that the comparison (a stat of every file) holds no lock:
+    // a search never waits for it.
+    let (base, dead, delta) = {
+        let inner = shared.inner.read();
+        let delta: Vec<(String, FileMeta, i64)> =
+            inner.delta.iter().map(|(path, file)| (path.clone(), file.meta, file.read_at_ns)).collect();
+        (inner.base.clone(), inner.dead.clone(), delta)
+    };
+    let mut known: HashMap<&str, (FileMeta, i64)> = HashMap::new();
+    if let Some(base) = &base {
+        for id in (0..base.len()).filter(|id| !segment::has(&dead, *id)) {
+            known.insert(base.path(id), (base.meta(id), base.built_at_ns));
+        }
+    }
+    for (path, meta, read_at) in &delta {
+        known.insert(path.as_str(), (*meta, *read_at));
+    }
+    let mut changed = Vec::new();
+    for file in &files {
+        let current = std::fs::symlink_metadata(shared.root.join(file)).ok().map(|m| FileMeta::of(&m));
+        let same = match (known.remove(file.as_str()), current) {
+            (Some((meta, read_at)), Some(now)) => meta == now && now.mtime_ns < read_at - RACY_NS,
+            _ => false,
+        };
+        if !same {
+            changed.push(file.clone());
+        }
+    }
+    changed.extend(known.into_keys().map(str::to_owned));
+    for path in changed {
+        shared.mark_dirty(path);
+    }
+    let mut inner = shared.inner.write();
+    if inner.lost_generation == lost_before && !matches!(inner.phase, Phase::Unavailable(_)) {
+        inner.phase = Phase::Ready;
+    }
+}

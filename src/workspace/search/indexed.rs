@@ -1,0 +1,180 @@
+//! A search answered with the index: the index lists the files below the start with their states
+//! and whether their trigrams admit the query; only the admitted ones and the paths changed since
+//! they were indexed are read, with the same worker, exclusions and extension filter as a scan.
+//!
+//! Architecture invariant: the outcome equals a scan's: a file the index does not admit holds no
+//! matching line, a file indexed as binary or not UTF-8 is listed as skipped without being read,
+//! every listed file passing the filters counts as visited, and changed paths are read as a scan
+//! would read them. When the index cannot answer, the search scans and says why.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::index::{FileState, IndexStatus, SearchIndex, plan};
+use super::{Plan, SearchError, SearchOptions, SearchOutcome, Shared, Worker, lock, search_with_plan, walk_tree};
+use crate::workspace::write::is_temp_name;
+
+/// Searches `start` like [`super::search`], through `index` when it can answer; also says how.
+///
+/// # Errors
+///
+/// As [`super::search`].
+pub fn search_indexed(
+    start: &Path,
+    options: &SearchOptions,
+    index: Option<&SearchIndex>,
+    on_file: &(dyn Fn(u64, &str) + Sync),
+    cancel: &(dyn Fn() -> bool + Sync),
+) -> Result<(SearchOutcome, IndexStatus), SearchError> {
+    let mut plan = Plan::new(options)?;
+    plan.exclusions = plan.exclusions.for_start(start);
+    let keep = options.offset.saturating_add(options.max_matches);
+    let page = |mut outcome: SearchOutcome| {
+        outcome.matches.drain(..options.offset.min(outcome.matches.len()));
+        outcome
+    };
+    let scan = |status: IndexStatus| -> Result<(SearchOutcome, IndexStatus), SearchError> {
+        Ok((page(search_with_plan(start, &plan, keep, on_file, cancel)?), status))
+    };
+    let Some(index) = index else { return scan(IndexStatus::Scanning("the index is off".to_owned())) };
+    let Some(prefix) = super::index::relative(index.root(), start) else {
+        return scan(IndexStatus::Scanning("only the project tree is indexed".to_owned()));
+    };
+    if prefix.split('/').any(|c| c.starts_with('.')) {
+        return scan(IndexStatus::Scanning("dot-directories are not indexed".to_owned()));
+    }
+    if !std::fs::symlink_metadata(start).is_ok_and(|m| m.is_dir()) {
+        return scan(IndexStatus::Scanning("a single file is read directly".to_owned()));
+    }
+    let view = match index.view() {
+        Ok(view) => view,
+        Err(status) => return scan(status),
+    };
+    let Ok(changed) = view.changed_under(&prefix) else {
+        drop(view);
+        return scan(IndexStatus::Scanning("the searched directory itself changed".to_owned()));
+    };
+    let query = plan::plan(&options.query, options.regex, options.case_sensitive);
+    let shared = Shared::new(keep);
+    let mut filter = Filter { plan: &plan, start, dir: None, dir_excluded: false };
+    let (mut to_read, mut skipped, mut unread) = (Vec::new(), Vec::new(), 0u64);
+    let from = if prefix.is_empty() { 0 } else { prefix.len() + 1 };
+    // Without exclusions or extensions every listed file passes: those not read are only counted.
+    let every = !(plan.exclusions.is_empty() && plan.extensions.is_none());
+    let passed_over = view.for_each(&prefix, &query, every, |listed| {
+        let rel = &listed.rel[from..];
+        if !filter.passes(rel) {
+            return;
+        }
+        match listed.state {
+            FileState::Binary | FileState::NotUtf8 => skipped.push(rel.to_owned()),
+            FileState::Text | FileState::Unindexed if listed.candidate => to_read.push(rel.to_owned()),
+            FileState::Text | FileState::Unindexed | FileState::Unreadable => unread += 1,
+        }
+    });
+    drop(view);
+    unread += passed_over;
+    let mut changed_dirs = Vec::new();
+    for path in changed {
+        let rel = &path[from.min(path.len())..];
+        let abs = start.join(rel);
+        let Ok(meta) = std::fs::symlink_metadata(&abs) else { continue };
+        let (parents, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        if parents.split('/').any(|c| c.starts_with('.')) || filter.dir_left_out(parents) {
+            continue;
+        }
+        if meta.is_file() && !is_temp_name(name) && filter.passes(rel) {
+            to_read.push(rel.to_owned());
+        } else if meta.is_dir() && !name.starts_with('.') && !plan.exclusions.excludes(rel, &abs, true) {
+            changed_dirs.push(abs);
+        }
+    }
+    read_all(start, &plan, &shared, &to_read, on_file, cancel);
+    for dir in changed_dirs {
+        walk_tree(&dir, start, &plan, &shared, on_file, cancel);
+    }
+    shared.files_visited.fetch_add(unread + skipped.len() as u64, Ordering::Relaxed);
+    lock(&shared.skipped_files).extend(skipped);
+    Ok((page(shared.finish()?), IndexStatus::Ready))
+}
+
+/// Reads and searches `files` (relative to `start`) on all cores.
+fn read_all(
+    start: &Path,
+    plan: &Plan,
+    shared: &Shared,
+    files: &[String],
+    on_file: &(dyn Fn(u64, &str) + Sync),
+    cancel: &(dyn Fn() -> bool + Sync),
+) {
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(files.len());
+    let work = || {
+        let mut worker = Worker::new(plan, shared, on_file, cancel);
+        loop {
+            let at = next.fetch_add(1, Ordering::Relaxed);
+            let Some(rel) = files.get(at) else { return };
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            if let ignore::WalkState::Quit = worker.visit_file(&start.join(rel), name, rel.clone()) {
+                return;
+            }
+        }
+    };
+    if threads <= 1 || files.len() < 64 {
+        work();
+        return;
+    }
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(work);
+        }
+        work();
+    });
+}
+
+/// The exclusions and the extension filter applied to listed paths, remembering the verdict of
+/// the last directory (listed paths come sorted, so directories repeat).
+struct Filter<'a> {
+    plan: &'a Plan,
+    start: &'a Path,
+    dir: Option<String>,
+    dir_excluded: bool,
+}
+
+impl Filter<'_> {
+    /// Whether a file (relative to the start) is searched.
+    fn passes(&mut self, rel: &str) -> bool {
+        let (parents, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        if !self.plan.selects_file(name) {
+            return false;
+        }
+        if self.plan.exclusions.is_empty() {
+            return true;
+        }
+        if self.dir.as_deref() != Some(parents) {
+            self.dir_excluded = self.dir_left_out(parents);
+            self.dir = Some(parents.to_owned());
+        }
+        !self.dir_excluded && !self.plan.exclusions.excludes(rel, Path::new(""), false)
+    }
+
+    /// Whether a directory (relative to the start; `""` is the start) or one of its ancestors below
+    /// the start is left out.
+    fn dir_left_out(&self, dir: &str) -> bool {
+        if dir.is_empty() || self.plan.exclusions.is_empty() {
+            return false;
+        }
+        let mut at = 0;
+        loop {
+            let end = dir[at..].find('/').map_or(dir.len(), |i| at + i);
+            let ancestor = &dir[..end];
+            if self.plan.exclusions.excludes(ancestor, &self.start.join(ancestor), true) {
+                return true;
+            }
+            if end == dir.len() {
+                return false;
+            }
+            at = end + 1;
+        }
+    }
+}
