@@ -227,6 +227,7 @@ pub fn assemble_with(
     clangd.explain_earlier(move || tracker.earlier_builds().into_iter().map(EarlierBuild::from).collect());
     workspace.add_observer(clangd.observer());
     workspace.add_provider(clangd.provider(crate::render::clangd_note::mutation_note));
+    workspace.add_path_notes(clangd.withdrawal_notes(crate::render::clangd_note::mutation_note));
     let debug = DebugService::new(workspace.clone(), processes.clone(), toolchain.clone());
     cmake.explain_crashes_with(debug.clone());
     // Quality runs read the same compilation contexts clangd follows.

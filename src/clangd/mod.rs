@@ -31,6 +31,7 @@ mod error;
 mod hooks;
 mod known;
 mod slot;
+mod withdrawal_notes;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -287,6 +288,12 @@ impl ClangdService {
     /// The `clangd` result provider to register with the workspace; `note` makes its text.
     pub fn provider(&self, note: NoteRenderer) -> Arc<dyn ResultProvider> {
         Arc::new(Provider { inner: Arc::downgrade(&self.inner), note })
+    }
+
+    /// The path notes to register with the workspace: a move, deletion or revert that withdrew
+    /// configurations says so (`note` renders it as a write's note would).
+    pub fn withdrawal_notes(&self, note: NoteRenderer) -> Arc<dyn crate::workspace::path_notes::PathNotes> {
+        Arc::new(withdrawal_notes::WithdrawalNotes { inner: Arc::downgrade(&self.inner), note })
     }
 
     /// The sessions kept now, for admin views.

@@ -19,6 +19,7 @@ use super::codemodel::{self, Configuration, Target};
 use super::contexts::Contexts;
 use super::file_api::{IndexStamp, latest_index};
 use crate::cpp_file::is_translation_unit;
+use crate::workspace::journal::model::Action;
 use crate::workspace::path::{QualifiedPath, Roots};
 use crate::workspace::path_notes::{PathChange, PathNotes};
 
@@ -199,16 +200,37 @@ impl PathNotes for Orphans {
                 res
             }
             PathChange::Deleted(path) => {
-                let mut res: Vec<String> = self
-                    .compiled_below(&models, path)
-                    .into_iter()
-                    .map(|(source, target)| {
-                        format!("{} was compiled by {target}; remove it there", self.shown(&source))
-                    })
-                    .collect();
+                let mut res = self.deleted_notes(&models, path);
+                res.truncate(MAX_NAMED);
+                res
+            }
+            PathChange::Reverted(paths) => {
+                let mut res = Vec::new();
+                for reverted in paths {
+                    match reverted.action {
+                        Action::Created if !reverted.directory && is_translation_unit(&reverted.path) => {
+                            res.extend(self.orphan_note(&models, &reverted.path));
+                        }
+                        Action::Deleted => res.extend(self.deleted_notes(&models, &reverted.path)),
+                        _ => {}
+                    }
+                    if res.len() >= MAX_NAMED {
+                        break;
+                    }
+                }
                 res.truncate(MAX_NAMED);
                 res
             }
         }
+    }
+}
+
+impl Orphans {
+    /// What a build loses when `path` (a file or a tree) is gone: each source a target compiled.
+    fn deleted_notes(&self, models: &[Arc<Vec<Configuration>>], path: &QualifiedPath) -> Vec<String> {
+        self.compiled_below(models, path)
+            .into_iter()
+            .map(|(source, target)| format!("{} was compiled by {target}; remove it there", self.shown(&source)))
+            .collect()
     }
 }

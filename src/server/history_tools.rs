@@ -13,13 +13,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::call::Call;
 use crate::render;
-use crate::server::mutation_tools::store_diff;
+use crate::server::mutation_tools::{store_diff, with_path_notes};
 use crate::server::registry::{Annotations, Registry, ToolError, ToolOutput, ToolSpec};
 use crate::server::workspace_tools::{ResourceLinks, blocking};
 use crate::widgets::{Icon, Widget};
 use crate::workspace::journal::model::{Action, Change, Checkpoint};
 use crate::workspace::journal::revert::{RevertRequest, RevertTo};
 use crate::workspace::journal::{History, JournalError};
+use crate::workspace::path_notes::PathChange;
 use crate::workspace::{Error, WorkspaceService};
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -305,7 +306,7 @@ pub fn register(registry: &mut Registry, workspace: &Arc<WorkspaceService>) {
                     .map(|p| managed_argument(&ws, "paths", p))
                     .collect::<Result<Vec<_>, _>>()?;
                 let request = RevertRequest { to, paths, dry_run: args.dry_run, force: args.force };
-                let store = ws.clone();
+                let (store, notes) = (ws.clone(), ws.clone());
                 let (outcome, files) = blocking(move || {
                     let mut outcome = ws.revert(&request, &call)?;
                     let files = outcome
@@ -332,7 +333,11 @@ pub fn register(registry: &mut Registry, workspace: &Arc<WorkspaceService>) {
                     files,
                     kept_directories: outcome.kept_directories.iter().map(ToString::to_string).collect(),
                 };
-                Ok(ToolOutput::new(render::journal::revert(&outcome), value))
+                let mut text = render::journal::revert(&outcome);
+                if outcome.change.is_some() {
+                    with_path_notes(&mut text, &notes, PathChange::Reverted(&outcome.paths));
+                }
+                Ok(ToolOutput::new(text, value))
             }
         },
     );

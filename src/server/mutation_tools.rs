@@ -326,7 +326,7 @@ fn register_write_file(registry: &mut Registry, workspace: &Arc<WorkspaceService
 
 /// Appends what the path-note services say about `change` (files no target compiles), one line
 /// each.
-fn with_path_notes(text: &mut String, ws: &WorkspaceService, change: PathChange<'_>) {
+pub fn with_path_notes(text: &mut String, ws: &WorkspaceService, change: PathChange<'_>) {
     for note in ws.path_notes(change) {
         text.push('\n');
         text.push_str(&note);

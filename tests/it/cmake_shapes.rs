@@ -127,6 +127,31 @@ async fn new_files_withdraw_contexts_only_where_a_glob_lists_them() {
     )
     .await;
     assert_contains(text(&res), "withdrawn: project/cmake/folders.cmake is a CMake input; run cmake_configure");
+
+    // A deletion and its revert say so too, and later answers name the path.
+    let globbed = "clangd configurations Debug withdrawn: project/tests/more.cpp may change what CMake globs in \
+                   project/tests/; run cmake_configure to include it";
+    call(&client, "cmake_configure", json!({ "profiles": ["Debug"] })).await;
+    let res = call(&client, "workspace_delete", json!({ "path": "tests/more.cpp" })).await;
+    assert_contains(text(&res), globbed);
+    assert!(contexts(&services).is_empty());
+    call(&client, "cmake_configure", json!({ "profiles": ["Debug"] })).await;
+    assert_eq!(contexts(&services), ["Debug"]);
+    let history = call(&client, "workspace_history", json!({ "limit": 1 })).await;
+    let deletion = structured(&history)["changes"][0]["id"].clone();
+    let res = call(&client, "workspace_revert", json!({ "change": deletion })).await;
+    assert_contains(text(&res), globbed);
+    assert!(contexts(&services).is_empty());
+    let res = call(
+        &client,
+        "workspace_edit_file",
+        json!({ "path": "src/core.cpp", "old_text": "return 1;", "new_text": "return 2;" }),
+    )
+    .await;
+    assert_contains(
+        text(&res),
+        "clangd: not checked — configuration Debug was withdrawn by project/tests/more.cpp; run cmake_configure",
+    );
     services.clangd.shutdown().await;
 }
 

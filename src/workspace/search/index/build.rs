@@ -193,7 +193,8 @@ pub fn build(
                         pairs.extend(extractor.trigrams.iter().map(|t| u64::from(*t) << 32 | id as u64));
                         batch_records.push(FileRecord { path: rel.clone(), meta, state });
                     }
-                    pairs.sort_unstable();
+                    // Ids grow within the batch, so a stable sort by trigram sorts the pairs.
+                    radsort::sort_by_key(&mut pairs, |pair| (pair >> 32) as Trigram);
                     if let Err(err) = runs::write_run(&run_path(batch), &pairs) {
                         lock(&failure).get_or_insert(err);
                         return;
