@@ -212,8 +212,8 @@ pub fn build(
             return Err(std::io::Error::other("stopped"));
         }
         let records: Vec<FileRecord> = std::mem::take(&mut *lock(&records)).into_iter().flatten().flatten().collect();
-        let runs = runs::Merge::open(&(0..n_batches).map(run_path).collect::<Vec<_>>())?;
-        segment::write(out, built_at_ns, &records, runs)
+        let mut runs = runs::Merge::open(&(0..n_batches).map(run_path).collect::<Vec<_>>())?;
+        segment::write(out, built_at_ns, &records, &mut runs)
     };
     let result = merged();
     for batch in 0..n_batches {

@@ -16,7 +16,7 @@ use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::plan::Trigram;
-use super::segment::{PostingWriter, get_varint};
+use super::segment::{PostingWriter, Postings, get_varint};
 
 /// Writes `pairs` (`trigram << 32 | file id`, sorted) as a run at `path`.
 pub fn write_run(path: &Path, pairs: &[u64]) -> io::Result<()> {
@@ -41,74 +41,78 @@ pub fn write_run(path: &Path, pairs: &[u64]) -> io::Result<()> {
     Ok(())
 }
 
-/// One trigram's ids in one run.
-struct Group {
-    tri: Trigram,
-    count: u32,
-    last: u32,
-    bytes: Vec<u8>,
-}
-
-fn read_group(reader: &mut BufReader<File>) -> io::Result<Option<Group>> {
+/// Reads the next group's head of a run, and its ids into `bytes` (reusing its allocation):
+/// `(trigram, count, last id)`, or `None` at the end of the run.
+fn read_group(reader: &mut BufReader<File>, bytes: &mut Vec<u8>) -> io::Result<Option<(Trigram, u32, u32)>> {
     if reader.fill_buf()?.is_empty() {
         return Ok(None);
     }
     let mut head = [0u8; 16];
     reader.read_exact(&mut head)?;
     let n = |i: usize| u32::from_le_bytes([head[4 * i], head[4 * i + 1], head[4 * i + 2], head[4 * i + 3]]);
-    let mut bytes = vec![0; n(3) as usize];
-    reader.read_exact(&mut bytes)?;
-    Ok(Some(Group { tri: n(0), count: n(1), last: n(2), bytes }))
+    bytes.resize(n(3) as usize, 0);
+    reader.read_exact(bytes)?;
+    Ok(Some((n(0), n(1), n(2))))
 }
 
 /// The runs merged: each trigram with its whole posting list, in increasing trigram order.
 pub struct Merge {
     readers: Vec<BufReader<File>>,
-    groups: Vec<Option<Group>>,
+    /// Each run's current group: its count and last id (its ids are in `bytes`).
+    heads: Vec<(u32, u32)>,
+    bytes: Vec<Vec<u8>>,
     /// The next trigram of each run, smallest first; for equal trigrams, the earlier run first.
     heap: BinaryHeap<Reverse<(Trigram, usize)>>,
+    /// The list being merged, reused from trigram to trigram.
+    writer: PostingWriter,
 }
 
 impl Merge {
     pub fn open(paths: &[PathBuf]) -> io::Result<Merge> {
-        let mut merge = Merge { readers: Vec::new(), groups: Vec::new(), heap: BinaryHeap::new() };
+        let mut merge = Merge {
+            readers: Vec::new(),
+            heads: Vec::new(),
+            bytes: Vec::new(),
+            heap: BinaryHeap::new(),
+            writer: PostingWriter::default(),
+        };
         for (i, path) in paths.iter().enumerate() {
             let mut reader = BufReader::with_capacity(16 << 10, File::open(path)?);
-            let group = read_group(&mut reader)?;
-            if let Some(group) = &group {
-                merge.heap.push(Reverse((group.tri, i)));
-            }
+            let mut bytes = Vec::new();
+            let head = match read_group(&mut reader, &mut bytes)? {
+                Some((tri, count, last)) => {
+                    merge.heap.push(Reverse((tri, i)));
+                    (count, last)
+                }
+                None => (0, 0),
+            };
             merge.readers.push(reader);
-            merge.groups.push(group);
+            merge.heads.push(head);
+            merge.bytes.push(bytes);
         }
         Ok(merge)
     }
 }
 
-impl Iterator for Merge {
-    type Item = io::Result<(Trigram, u32, Vec<u8>)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let Reverse((tri, _)) = *self.heap.peek()?;
-        let mut writer = PostingWriter::default();
+impl Postings for Merge {
+    fn next_list(&mut self) -> io::Result<Option<(Trigram, u32, &[u8])>> {
+        let Some(&Reverse((tri, _))) = self.heap.peek() else { return Ok(None) };
+        self.writer.reset();
         while let Some(&Reverse((next, i))) = self.heap.peek() {
             if next != tri {
                 break;
             }
             self.heap.pop();
-            let Some(group) = self.groups[i].take() else { continue };
-            let first = get_varint(&group.bytes).map_or(0, |(first, _)| first);
-            writer.append(&group.bytes, group.count, first, group.last);
-            match read_group(&mut self.readers[i]) {
-                Ok(Some(group)) => {
-                    self.heap.push(Reverse((group.tri, i)));
-                    self.groups[i] = Some(group);
-                }
-                Ok(None) => {}
-                Err(err) => return Some(Err(err)),
+            let (count, last) = self.heads[i];
+            let bytes = &self.bytes[i];
+            let first = get_varint(bytes).map_or(0, |(first, _)| first);
+            self.writer.append(bytes, count, first, last);
+            if let Some((tri, count, last)) = read_group(&mut self.readers[i], &mut self.bytes[i])? {
+                self.heap.push(Reverse((tri, i)));
+                self.heads[i] = (count, last);
             }
         }
-        Some(Ok((tri, writer.count, writer.bytes)))
+        Ok(Some((tri, self.writer.count, &self.writer.bytes)))
     }
 }
 
@@ -136,8 +140,11 @@ mod tests {
         for (path, run) in paths.iter().zip(&runs) {
             write_run(path, run).unwrap();
         }
-        let merged: Vec<(Trigram, Vec<u32>)> =
-            Merge::open(&paths).unwrap().map(|item| item.unwrap()).map(|(t, n, b)| (t, decode(&b, n))).collect();
+        let mut merge = Merge::open(&paths).unwrap();
+        let mut merged: Vec<(Trigram, Vec<u32>)> = Vec::new();
+        while let Some((t, n, b)) = merge.next_list().unwrap() {
+            merged.push((t, decode(b, n)));
+        }
         assert_eq!(merged, [(1, vec![0, 3, 300]), (5, vec![200]), (7, vec![2, 4000])]);
     }
 }

@@ -35,14 +35,15 @@ pub struct FileRecord {
     pub state: FileState,
 }
 
-/// Writes a segment to `path` (through `path.tmp`, renamed at the end). `postings` yields, in
-/// increasing trigram order, each trigram with its encoded posting list (see [`PostingWriter`]).
-pub fn write(
-    path: &Path,
-    built_at_ns: i64,
-    files: &[FileRecord],
-    postings: impl Iterator<Item = io::Result<(Trigram, u32, Vec<u8>)>>,
-) -> io::Result<()> {
+/// The posting lists of a segment being written, in increasing trigram order.
+pub trait Postings {
+    /// The next trigram with its id count and its list (encoded as [`PostingWriter`] does), valid
+    /// until the next call; `None` after the last.
+    fn next_list(&mut self) -> io::Result<Option<(Trigram, u32, &[u8])>>;
+}
+
+/// Writes a segment to `path` (through `path.tmp`, renamed at the end).
+pub fn write(path: &Path, built_at_ns: i64, files: &[FileRecord], postings: &mut impl Postings) -> io::Result<()> {
     let tmp = path.with_extension("tmp");
     let mut out = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
     let files_off = HEADER as u64;
@@ -70,14 +71,13 @@ pub fn write(
     let blob_file = File::options().read(true).write(true).create(true).truncate(true).open(&blob_path)?;
     let mut blob = BufWriter::with_capacity(1 << 20, blob_file);
     let (mut n_tris, mut blob_at) = (0u32, 0u64);
-    for item in postings {
-        let (tri, count, bytes) = item?;
+    while let Some((tri, count, bytes)) = postings.next_list()? {
         let mut rec = [0u8; TRI_RECORD];
         rec[0..4].copy_from_slice(&tri.to_le_bytes());
         rec[4..8].copy_from_slice(&count.to_le_bytes());
         rec[8..16].copy_from_slice(&blob_at.to_le_bytes());
         out.write_all(&rec)?;
-        blob.write_all(&bytes)?;
+        blob.write_all(bytes)?;
         blob_at += bytes.len() as u64;
         n_tris += 1;
     }

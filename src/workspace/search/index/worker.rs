@@ -1,7 +1,8 @@
 //! The index's own thread, at the lowest scheduling priority: it starts the notifications, then maps
 //! the index file left by an earlier run and re-checks the tree against it (re-reading only what
-//! changed), or builds the index from scratch; afterwards it re-indexes changed paths and re-checks
-//! the tree after lost notifications.
+//! changed), or builds the index from scratch (ready at once unless notifications were lost during
+//! the build); afterwards it re-indexes changed paths and re-checks the tree after lost
+//! notifications.
 //!
 //! Architecture invariant: notifications are started before the tree is read, so every change is
 //! either seen by the read or reported afterwards; the index becomes ready only when no
@@ -61,9 +62,11 @@ fn run(shared: &Arc<Shared>) {
         std::thread::sleep(Duration::from_millis(5));
     }
     let path = shared.dir.join(FILE_NAME);
+    let mut built_here = false;
     let segment = match Segment::open(&path) {
         Ok(segment) => segment,
         Err(_) => {
+            built_here = true;
             let built_at = now_ns();
             let files = match build::walk(&shared.root, &shared.root) {
                 Ok(files) => files,
@@ -82,14 +85,23 @@ fn run(shared: &Arc<Shared>) {
             }
         }
     };
-    {
+    let compare = {
         let mut inner = shared.inner.write();
         inner.dead = vec![0; segment.len().div_ceil(64)];
         inner.base = Some(Arc::new(segment));
+        // An index just built read every file after the notifications started, so each change
+        // since is marked changed, unless notifications were lost meanwhile.
+        let current = built_here && inner.lost_generation == 0 && inner.phase == Phase::Building;
+        if current {
+            inner.phase = Phase::Ready;
+        }
+        !current
+    };
+    // An index from an earlier run, or one whose notifications were lost during its build, may
+    // differ from the tree: compare.
+    if compare {
+        recheck(shared);
     }
-    // Whether the index is from an earlier run or was just built, the tree may have changed since
-    // its files were read (and notifications may have been lost meanwhile): compare.
-    recheck(shared);
     let mut extractor = Extractor::default();
     while !shared.stop.load(Ordering::SeqCst) {
         let recheck_now = {
