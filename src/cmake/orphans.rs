@@ -8,6 +8,7 @@
 //! Architecture invariant: reads only; codemodels are parsed once per reply (keyed by the reply
 //! index's name and time); with no confirmed context it says nothing (it cannot know).
 
+use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -87,13 +88,19 @@ impl Orphans {
         if all().any(|c| !c.compiling(&abs).is_empty()) {
             return None;
         }
-        // The nearest candidate: most path components shared with one of its compiled sources.
+        // The nearest candidate: most path components shared with one of its compiled sources,
+        // then the shallowest such source (a target compiling `dir/x.c` before one compiling
+        // `dir/test/y.c`).
         let dir = abs.parent()?;
-        let shared = |source: &Path| source.parent().map_or(0, |p| common_components(p, dir));
+        let closeness = |source: &Path| {
+            source
+                .parent()
+                .map_or((0, Reverse(usize::MAX)), |p| (common_components(p, dir), Reverse(p.components().count())))
+        };
         let candidate = all()
             .flat_map(|c| c.targets.iter())
-            .filter_map(|t| t.sources.iter().filter(|s| s.compiled).map(|s| shared(&s.path)).max().map(|n| (n, t)))
-            .max_by_key(|(n, t)| (*n, std::cmp::Reverse(t.name.clone())))
+            .filter_map(|t| t.sources.iter().filter(|s| s.compiled).map(|s| closeness(&s.path)).max().map(|n| (n, t)))
+            .max_by_key(|(n, t)| (*n, Reverse(t.name.clone())))
             .map(|(_, t)| t);
         Some(match candidate {
             Some(target) => format!("{path} is compiled by no target; add it to {}", self.defined(target)),

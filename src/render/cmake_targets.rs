@@ -7,6 +7,9 @@ use std::fmt::Write as _;
 
 use crate::cmake::targets::{NOT_CONFIGURED, TargetInfo, TargetsOutcome, Via};
 
+/// Utility targets of CMake's own modules named on their shared line.
+const MODULE_TARGETS_NAMED: usize = 4;
+
 fn line(t: &TargetInfo) -> String {
     let mut res = format!("{} ({})", t.name, t.kind);
     if let Some(via) = t.via {
@@ -53,8 +56,29 @@ pub fn targets_text(outcomes: &[TargetsOutcome]) -> String {
             continue;
         }
         let _ = write!(res, ": {} target{}", o.total, if o.total == 1 { "" } else { "s" });
-        for t in &o.targets {
+        // Utility targets no project line defines (CTest's dashboard targets: Continuous, Nightly, …)
+        // share one line.
+        let (modules, own): (Vec<&TargetInfo>, Vec<&TargetInfo>) =
+            o.targets.iter().partition(|t| t.kind == "utility" && t.defined_at.is_none() && t.via.is_none());
+        for t in own {
             let _ = write!(res, "\n  {}", line(t));
+        }
+        match modules.as_slice() {
+            [] => {}
+            [one] => {
+                let _ = write!(res, "\n  {}", line(one));
+            }
+            many => {
+                let names: Vec<&str> = many.iter().take(MODULE_TARGETS_NAMED).map(|t| t.name.as_str()).collect();
+                let more = many.len().saturating_sub(MODULE_TARGETS_NAMED);
+                let _ = write!(
+                    res,
+                    "\n  {} utility targets that no line of the project defines (CMake modules such as CTest add them): {}{}",
+                    many.len(),
+                    names.join(", "),
+                    if more > 0 { format!(" and {more} more") } else { String::new() }
+                );
+            }
         }
         if o.total > o.targets.len() {
             let _ = write!(res, "\n  … {} more (raise limit to list them)", o.total - o.targets.len());
@@ -149,5 +173,38 @@ mod tests {
 
             presets/gcc-14: the build directory has no File API codemodel; run cmake_configure"#]]
         .assert_eq(&targets_text(&outcomes[..1]));
+    }
+
+    #[test]
+    fn utility_targets_of_cmake_modules_share_one_line() {
+        let utility = |name: &str| TargetInfo {
+            name: name.into(),
+            kind: "utility".into(),
+            artifact: None,
+            dependencies: Vec::new(),
+            sources: 2,
+            defined_at: None,
+            tests: Vec::new(),
+            via: None,
+        };
+        let check = TargetInfo { defined_at: Some((q("project/CMakeLists.txt"), 319)), ..utility("check") };
+        let mut targets = vec![check];
+        targets.extend(["Continuous", "ContinuousBuild", "Experimental", "Nightly", "NightlyTest"].map(utility));
+        let outcome = TargetsOutcome {
+            profile: "dbg".into(),
+            preset: None,
+            configuration: Some("Debug".into()),
+            total: targets.len(),
+            targets,
+            note: None,
+            error: None,
+        };
+        expect![[r#"
+            CMake targets
+
+            dbg (Debug): 6 targets
+              check (utility) project/CMakeLists.txt:319; 2 sources
+              5 utility targets that no line of the project defines (CMake modules such as CTest add them): Continuous, ContinuousBuild, Experimental, Nightly and 1 more"#]]
+        .assert_eq(&targets_text(&[outcome]));
     }
 }

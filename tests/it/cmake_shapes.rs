@@ -392,3 +392,32 @@ async fn a_queued_call_says_what_it_waits_for() {
     let messages: Vec<String> = progress_log(&handler).into_iter().filter_map(|(_, _, message)| message).collect();
     assert!(messages.iter().any(|m| m == "Waiting for the running cmake_configure to finish"), "{messages:?}");
 }
+
+/// zlib's shape: the library's sources at the top, a test program's in `test/`, both defined in the
+/// top `CMakeLists.txt`, in C.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_source_beside_a_library_names_that_library() {
+    if !real_tools("a_new_source_beside_a_library_names_that_library") {
+        return;
+    }
+    let files: &[(&str, &str)] = &[
+        (
+            "CMakeLists.txt",
+            "cmake_minimum_required(VERSION 3.16)\nproject(zshape C)\nadd_library(z adler.c)\n\
+             add_executable(example test/example.c)\ntarget_link_libraries(example z)\n",
+        ),
+        ("adler.c", "int adler(void) { return 1; }\n"),
+        ("test/example.c", "int adler(void);\nint main(void) { return adler() - 1; }\n"),
+    ];
+    let (_ws, services, client, _) = project(files, &[]).await;
+    let res = call(&client, "cmake_configure", json!({ "profiles": ["Debug"] })).await;
+    assert_eq!(items(&res)[0]["error"], Value::Null, "{}", text(&res));
+    let res = call(
+        &client,
+        "workspace_write_file",
+        json!({ "path": "zextra.c", "text": "int zextra(void) { return 0; }\n" }),
+    )
+    .await;
+    assert_contains(text(&res), "project/zextra.c is compiled by no target; add it to z at project/CMakeLists.txt:3");
+    services.clangd.shutdown().await;
+}
