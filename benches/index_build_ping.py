@@ -3,8 +3,8 @@
 
 Starts the server on a project with a new, empty storage root (so the index is built from scratch
 in the background), sends `initialize`, then a `ping` every `--interval` ms and, every
-`--probe-every` pings, a `workspace_text_search` of a literal no file holds inside the smallest
-top-level directory (a few files: the probe's own cost stays small) to read the index state from
+`--probe-every` pings, a `workspace_text_search` of a literal no file holds inside the directory
+with the fewest files (at most two levels down: the probe's own cost stays small) to read the index state from
 its structured `index` field. Pings sent while the state is `building` are the build's; after the
 state turns `ready`, the same number of pings (at least 200) give the idle figure of the same run.
 Prints count, median, p99 and maximum of both, and the time from `initialize` to `ready`.
@@ -67,14 +67,20 @@ class Server:
 
 
 def smallest_directory(workspace):
-    """The non-dot top-level directory with the fewest files (at least one)."""
+    """The non-dot directory (at most two levels down) with the fewest files below it (at least one)."""
     best = None
-    for entry in sorted(os.scandir(workspace), key=lambda e: e.name):
-        if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+    for top in sorted(os.scandir(workspace), key=lambda e: e.name):
+        if top.name.startswith(".") or not top.is_dir(follow_symlinks=False):
             continue
-        count = sum(len(files) for _, _, files in os.walk(entry.path))
-        if count and (best is None or count < best[0]):
-            best = (count, entry.name)
+        candidates = [top.name] + [
+            f"{top.name}/{sub.name}"
+            for sub in sorted(os.scandir(top.path), key=lambda e: e.name)
+            if not sub.name.startswith(".") and sub.is_dir(follow_symlinks=False)
+        ]
+        for rel in candidates:
+            count = sum(len(files) for _, _, files in os.walk(os.path.join(workspace, rel)))
+            if count and (best is None or count < best[0]):
+                best = (count, rel)
     if best is None:
         raise SystemExit(f"{workspace} has no directory with files to probe")
     return best[1]
