@@ -43,6 +43,21 @@ impl CmakeService {
         (dir.area() != Area::Root).then_some(dir)
     }
 
+    /// The configuration a build (`test: false`) or test preset builds or tests, for its result:
+    /// the profile's when it names one, else the `CMAKE_BUILD_TYPE` its configure preset sets.
+    pub(super) fn preset_configuration(
+        &self,
+        profile_configuration: Option<&str>,
+        preset: &str,
+        test: bool,
+    ) -> Option<String> {
+        if let Some(configuration) = profile_configuration {
+            return Some(configuration.to_owned());
+        }
+        let files = PresetFiles::read(self.roots().project());
+        files.build_type(files.configure_preset_of(preset, test).unwrap_or(preset))
+    }
+
     /// Creates the build directory (and its parents) and the File API queries.
     pub(super) fn create_build_dir(&self, dir: &QualifiedPath, build: &Path) -> Result<(), String> {
         std::fs::create_dir_all(build).map_err(|err| format!("cannot create build directory `{dir}`: {err}"))?;

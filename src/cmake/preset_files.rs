@@ -178,6 +178,19 @@ impl PresetFiles {
         if is_cmake_false(text) { Export::Off } else { Export::On }
     }
 
+    /// The `CMAKE_BUILD_TYPE` a configure preset sets (itself or through `inherits`), when it sets
+    /// a non-empty one.
+    pub fn build_type(&self, preset: &str) -> Option<String> {
+        let value =
+            Self::inherited(&self.configure, preset, 0, &|p: &Preset| p.cache_variables.get("CMAKE_BUILD_TYPE"))?;
+        let text = match value {
+            Value::String(text) => text.as_str(),
+            Value::Object(object) => object.get("value")?.as_str()?,
+            _ => return None,
+        };
+        (!text.is_empty()).then(|| text.to_owned())
+    }
+
     /// The visible presets of the files that `listed` (CMake's listing) leaves out, and the build
     /// and test presets whose configure preset it leaves out: their `condition` is false on this
     /// host (or that of a preset they use).
@@ -246,6 +259,27 @@ mod tests {
 
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|n| (*n).to_owned()).collect()
+    }
+
+    #[test]
+    fn build_types_come_through_inherits_in_either_form() {
+        let mut files = PresetFiles::default();
+        files.add(&serde_json::json!({
+            "version": 3,
+            "configurePresets": [
+                { "name": "base", "hidden": true, "cacheVariables": { "CMAKE_BUILD_TYPE": "Debug" } },
+                { "name": "dbg", "inherits": "base" },
+                { "name": "rel", "inherits": "base",
+                  "cacheVariables": { "CMAKE_BUILD_TYPE": { "type": "STRING", "value": "Release" } } },
+                { "name": "none", "cacheVariables": { "CMAKE_BUILD_TYPE": "" } }
+            ],
+            "testPresets": [{ "name": "rel-tests", "configurePreset": "rel" }]
+        }));
+        assert_eq!(files.build_type("dbg").as_deref(), Some("Debug"));
+        assert_eq!(files.build_type("rel").as_deref(), Some("Release"));
+        assert_eq!(files.build_type(files.configure_preset_of("rel-tests", true).unwrap()).as_deref(), Some("Release"));
+        assert_eq!(files.build_type("none"), None);
+        assert_eq!(gsl().build_type("gcc-debug"), None);
     }
 
     #[test]

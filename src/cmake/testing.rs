@@ -151,7 +151,10 @@ impl CmakeService {
         let mut out = TestOutcome {
             profile: profile.name.clone(),
             preset: preset.map(str::to_owned),
-            configuration: profile.configuration.clone(),
+            configuration: match preset {
+                Some(preset) => self.preset_configuration(profile.configuration.as_deref(), preset, true),
+                None => profile.configuration.clone(),
+            },
             tests: Vec::new(),
             error: None,
             process_id: None,

@@ -263,7 +263,7 @@ endif()
   "version": 3,
   "configurePresets": [
     { "name": "base", "hidden": true, "generator": "Ninja", "binaryDir": "${sourceDir}/build/${presetName}" },
-    { "name": "dbg", "inherits": "base", "cacheVariables": { "WITH_TESTS": "ON" } },
+    { "name": "dbg", "inherits": "base", "cacheVariables": { "WITH_TESTS": "ON", "CMAKE_BUILD_TYPE": "Debug" } },
     { "name": "bare", "inherits": "base", "cacheVariables": { "WITH_TESTS": "OFF" } },
     { "name": "win", "inherits": "base",
       "condition": { "type": "equals", "lhs": "${hostSystemName}", "rhs": "Windows" } }
@@ -311,6 +311,9 @@ async fn presets_run_one_at_a_time_and_say_what_they_left_out() {
     let res = call(&client, "cmake_build", json!({ "presets": ["dbg"], "timeout": 300 })).await;
     let built = items(&res);
     assert_eq!((built.len(), &built[0]["error"]), (1, &Value::Null), "{}", text(&res));
+    // The configuration is the one the configure preset sets.
+    assert_eq!(built[0]["configuration"], "Debug");
+    assert_contains(text(&res), "\n  Configuration: Debug\n");
     // Ninja's `[n/m]` steps carry their total, and no progress exceeds it.
     let log = progress_log(&handler);
     let steps: Vec<&(f64, Option<f64>, Option<String>)> = log.iter().filter(|(_, total, _)| total.is_some()).collect();
