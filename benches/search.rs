@@ -17,24 +17,20 @@
 //! differ.
 #![expect(clippy::print_stdout, reason = "a benchmark reports its figures on stdout")]
 
+#[path = "common/search_runs.rs"]
+mod search_runs;
+
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
 
-use forgemcp::workspace::search::{SearchOptions, search};
+use forgemcp::workspace::search::search;
+use search_runs::{Figures, Query, Timed, millis, options, ripgrep, target_dir};
 
 /// Changing the generator must change this, so that stale trees are rebuilt.
 const TREE_VERSION: &str = "v1";
 const RUNS: usize = 7;
-
-struct Query {
-    label: &'static str,
-    query: &'static str,
-    regex: bool,
-    case_sensitive: bool,
-}
 
 const QUERIES: [Query; 3] = [
     Query { label: "literal", query: "parse_header", regex: false, case_sensitive: true },
@@ -104,12 +100,6 @@ fn main() -> ExitCode {
     if all_identical { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
 
-fn millis(duration: Duration) -> String {
-    format!("{:.1} ms", duration.as_secs_f64() * 1e3)
-}
-
-type Figures = Result<(Duration, u64), String>;
-
 /// Runs each search once to warm up, then both in turn `RUNS` times, so that both see the same
 /// machine load, and returns each one's fastest time with its count.
 fn measure(ours: impl FnMut() -> Result<u64, String>, rg: impl FnMut() -> Result<u64, String>) -> (Figures, Figures) {
@@ -122,69 +112,9 @@ fn measure(ours: impl FnMut() -> Result<u64, String>, rg: impl FnMut() -> Result
     (ours.figures, rg.figures)
 }
 
-/// A search and its best time so far; an error ends its runs.
-struct Timed<F> {
-    search: F,
-    figures: Figures,
-}
-
-impl<F: FnMut() -> Result<u64, String>> Timed<F> {
-    fn new(mut search: F) -> Timed<F> {
-        let figures = search().map(|count| (Duration::MAX, count));
-        Timed { search, figures }
-    }
-
-    fn run(&mut self) {
-        let Ok((best, expected)) = self.figures else { return };
-        let started = Instant::now();
-        let res = (self.search)();
-        let elapsed = started.elapsed();
-        self.figures = match res {
-            Ok(count) if count == expected => Ok((best.min(elapsed), expected)),
-            Ok(count) => Err(format!("count changed between runs: {expected} then {count}")),
-            Err(err) => Err(err),
-        };
-    }
-}
-
-fn options(query: &Query) -> SearchOptions {
-    SearchOptions {
-        query: query.query.to_owned(),
-        regex: query.regex,
-        case_sensitive: query.case_sensitive,
-        extensions: None,
-        max_matches: 100,
-        offset: 0,
-        exclude: Vec::new(),
-        excluded_dirs: Vec::new(),
-    }
-}
-
 fn ours(tree: &Path, query: &Query) -> Result<u64, String> {
     let outcome = search(tree, &options(query), &|_, _| {}, &|| false).map_err(|err| err.to_string())?;
     Ok(outcome.matches_count)
-}
-
-#[expect(clippy::disallowed_methods, reason = "the benchmark runs ripgrep itself as the reference")]
-fn ripgrep(tree: &Path, query: &Query, threads: usize) -> Result<u64, String> {
-    let mut command = std::process::Command::new("rg");
-    command.args(["--no-config", "--no-ignore", "--hidden", "--glob", "!.*/", "--crlf", "--count", "--no-messages"]);
-    command.arg("--threads").arg(threads.to_string());
-    if !query.regex {
-        command.arg("--fixed-strings");
-    }
-    command.arg(if query.case_sensitive { "--case-sensitive" } else { "--ignore-case" });
-    command.arg("--regexp").arg(query.query).arg("--").arg(tree);
-    let output = command.stderr(std::process::Stdio::null()).output().map_err(|err| err.to_string())?;
-    // Exit status 1 means "no match"; 2 means an error, which `--no-messages` keeps quiet about.
-    if output.status.code() == Some(2) {
-        return Err("rg reported an error".to_owned());
-    }
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    stdout.lines().try_fold(0, |sum, line| {
-        let count = line.rsplit_once(':').and_then(|(_, count)| count.parse::<u64>().ok());
-        count.map(|count| sum + count).ok_or_else(|| format!("unexpected rg output line `{line}`"))
-    })
 }
 
 /// Files and bytes under `dir`, counting everything the walk could see (dot directories included).
@@ -222,15 +152,6 @@ fn generated_tree() -> io::Result<PathBuf> {
     fs::rename(&partial, &tree)?;
     fs::write(done, "")?;
     Ok(tree)
-}
-
-/// `<target>` from the bench executable's path `<target>/<profile>/deps/search-<hash>`.
-fn target_dir() -> io::Result<PathBuf> {
-    let exe = std::env::current_exe()?;
-    exe.ancestors()
-        .nth(3)
-        .map(Path::to_path_buf)
-        .ok_or_else(|| io::Error::other("cannot locate the target directory from the bench executable"))
 }
 
 /// SplitMix64: small, fast and the same on every platform.

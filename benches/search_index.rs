@@ -19,6 +19,9 @@
 //! differ or an indexed search did not answer from a ready index.
 #![expect(clippy::print_stdout, reason = "a benchmark reports its figures on stdout")]
 
+#[path = "common/search_runs.rs"]
+mod search_runs;
+
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -27,24 +30,19 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use forgemcp::workspace::search::index::{IndexOptions, IndexStatus, SearchIndex};
-use forgemcp::workspace::search::{SearchOptions, search, search_indexed};
+use forgemcp::workspace::search::{search, search_indexed};
+use search_runs::{Query, Timed, millis, options, ripgrep, target_dir};
 
 const RUNS: usize = 5;
 const COLD_RUNS: usize = 3;
 
-struct Query {
-    label: &'static str,
-    query: &'static str,
-    regex: bool,
-}
-
 /// mcpbench's three queries, a rare literal, and a regex whose matches share no literal.
 const QUERIES: [Query; 5] = [
-    Query { label: "literal", query: "unique_ptr", regex: false },
-    Query { label: "regex", query: r"(unique|shared)_ptr<[A-Za-z_:]+>", regex: true },
-    Query { label: "no match", query: "ForgeMCP_no_such_token_7f3a", regex: false },
-    Query { label: "rare", query: "PhysicalHashAggregate", regex: false },
-    Query { label: "no literal", query: r"\w+\s*<\s*\d+\s*>", regex: true },
+    Query { label: "literal", query: "unique_ptr", regex: false, case_sensitive: true },
+    Query { label: "regex", query: r"(unique|shared)_ptr<[A-Za-z_:]+>", regex: true, case_sensitive: true },
+    Query { label: "no match", query: "ForgeMCP_no_such_token_7f3a", regex: false, case_sensitive: true },
+    Query { label: "rare", query: "PhysicalHashAggregate", regex: false, case_sensitive: true },
+    Query { label: "no literal", query: r"\w+\s*<\s*\d+\s*>", regex: true, case_sensitive: true },
 ];
 
 fn main() -> ExitCode {
@@ -166,19 +164,6 @@ fn until_ready(index: &Arc<SearchIndex>) -> Result<Duration, String> {
     }
 }
 
-fn options(query: &Query) -> SearchOptions {
-    SearchOptions {
-        query: query.query.to_owned(),
-        regex: query.regex,
-        case_sensitive: true,
-        extensions: None,
-        max_matches: 100,
-        offset: 0,
-        exclude: Vec::new(),
-        excluded_dirs: Vec::new(),
-    }
-}
-
 fn scan(tree: &Path, query: &Query) -> Result<u64, String> {
     let outcome = search(tree, &options(query), &|_, _| {}, &|| false).map_err(|err| err.to_string())?;
     Ok(outcome.matches_count)
@@ -190,52 +175,6 @@ fn indexed(tree: &Path, index: &SearchIndex, query: &Query) -> Result<u64, Strin
     match status {
         IndexStatus::Ready => Ok(outcome.matches_count),
         other => Err(format!("the indexed search answered with `{other}`")),
-    }
-}
-
-#[expect(clippy::disallowed_methods, reason = "the benchmark runs ripgrep itself as the reference")]
-fn ripgrep(tree: &Path, query: &Query, threads: usize) -> Result<u64, String> {
-    let mut command = std::process::Command::new("rg");
-    command.args(["--no-config", "--no-ignore", "--hidden", "--glob", "!.*/", "--crlf", "--count", "--no-messages"]);
-    command.arg("--threads").arg(threads.to_string());
-    if !query.regex {
-        command.arg("--fixed-strings");
-    }
-    command.arg("--case-sensitive").arg("--regexp").arg(query.query).arg("--").arg(tree);
-    let output = command.stderr(std::process::Stdio::null()).output().map_err(|err| err.to_string())?;
-    if output.status.code() == Some(2) {
-        return Err("rg reported an error".to_owned());
-    }
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    stdout.lines().try_fold(0, |sum, line| {
-        let count = line.rsplit_once(':').and_then(|(_, count)| count.parse::<u64>().ok());
-        count.map(|count| sum + count).ok_or_else(|| format!("unexpected rg output line `{line}`"))
-    })
-}
-
-/// A search, its best time so far and its count; an error or a changed count ends its runs.
-struct Timed<F> {
-    search: F,
-    figures: Result<(Duration, u64), String>,
-}
-
-impl<F: FnMut() -> Result<u64, String>> Timed<F> {
-    /// Runs the search once (the warm-up).
-    fn new(mut search: F) -> Timed<F> {
-        let figures = search().map(|count| (Duration::MAX, count));
-        Timed { search, figures }
-    }
-
-    fn run(&mut self) {
-        let Ok((best, expected)) = self.figures else { return };
-        let started = Instant::now();
-        let res = (self.search)();
-        let elapsed = started.elapsed();
-        self.figures = match res {
-            Ok(count) if count == expected => Ok((best.min(elapsed), expected)),
-            Ok(count) => Err(format!("count changed between runs: {expected} then {count}")),
-            Err(err) => Err(err),
-        };
     }
 }
 
@@ -263,10 +202,6 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 fn ratio(a: Duration, b: Duration) -> f64 {
     a.as_secs_f64() / b.as_secs_f64()
-}
-
-fn millis(duration: Duration) -> String {
-    format!("{:.1} ms", duration.as_secs_f64() * 1e3)
 }
 
 fn mb(bytes: u64) -> f64 {
@@ -330,13 +265,4 @@ fn link_tree(from: &Path, to: &Path) -> io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// `<target>` from the bench executable's path `<target>/<profile>/deps/search_index-<hash>`.
-fn target_dir() -> io::Result<PathBuf> {
-    let exe = std::env::current_exe()?;
-    exe.ancestors()
-        .nth(3)
-        .map(Path::to_path_buf)
-        .ok_or_else(|| io::Error::other("cannot locate the target directory from the bench executable"))
 }
