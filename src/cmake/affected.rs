@@ -165,7 +165,7 @@ impl CmakeService {
                 return TestOutcome {
                     profile: profile.name.clone(),
                     preset: preset.map(str::to_owned),
-                    configuration: profile.configuration.clone(),
+                    configuration: self.execution_configuration(profile, preset, true),
                     tests: Vec::new(),
                     error: None,
                     process_id: None,

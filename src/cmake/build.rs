@@ -75,10 +75,7 @@ impl CmakeService {
         let mut out = BuildOutcome {
             profile: profile.name.clone(),
             preset: preset.map(str::to_owned),
-            configuration: match preset {
-                Some(preset) => self.preset_configuration(profile.configuration.as_deref(), preset, false),
-                None => profile.configuration.clone(),
-            },
+            configuration: self.execution_configuration(profile, preset, false),
             completed_steps: None,
             total_steps: None,
             up_to_date: false,

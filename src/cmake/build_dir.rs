@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::cache::Cache;
 use super::preset_files::PresetFiles;
+use super::profile::Profile;
 use super::{CmakeService, PROTECTION_OWNER, file_api};
 use crate::call::Call;
 use crate::process::Completed;
@@ -43,17 +44,18 @@ impl CmakeService {
         (dir.area() != Area::Root).then_some(dir)
     }
 
-    /// The configuration a build (`test: false`) or test preset builds or tests, for its result:
-    /// the profile's when it names one, else the `CMAKE_BUILD_TYPE` its configure preset sets.
-    pub(super) fn preset_configuration(
+    /// The configuration an execution builds or tests (`test`), for its result: the profile's when
+    /// it names one, else for a preset the `CMAKE_BUILD_TYPE` its configure preset sets.
+    pub(super) fn execution_configuration(
         &self,
-        profile_configuration: Option<&str>,
-        preset: &str,
+        profile: &Profile,
+        preset: Option<&str>,
         test: bool,
     ) -> Option<String> {
-        if let Some(configuration) = profile_configuration {
-            return Some(configuration.to_owned());
+        if profile.configuration.is_some() {
+            return profile.configuration.clone();
         }
+        let preset = preset?;
         let files = PresetFiles::read(self.roots().project());
         files.build_type(files.configure_preset_of(preset, test).unwrap_or(preset))
     }

@@ -151,10 +151,7 @@ impl CmakeService {
         let mut out = TestOutcome {
             profile: profile.name.clone(),
             preset: preset.map(str::to_owned),
-            configuration: match preset {
-                Some(preset) => self.preset_configuration(profile.configuration.as_deref(), preset, true),
-                None => profile.configuration.clone(),
-            },
+            configuration: self.execution_configuration(profile, preset, true),
             tests: Vec::new(),
             error: None,
             process_id: None,

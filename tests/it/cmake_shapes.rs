@@ -326,6 +326,7 @@ async fn presets_run_one_at_a_time_and_say_what_they_left_out() {
     let res = call(&client, "cmake_test", json!({ "presets": ["dbg"] })).await;
     let tested = items(&res);
     assert_eq!((tested.len(), &tested[0]["error"], &tested[0]["tests"][0]["name"]), (1, &Value::Null, &json!("unit")));
+    assert_eq!(tested[0]["configuration"], "Debug");
 
     // The preset's binaryDir is where its targets and artifacts are: the targets list them, and an
     // `affected` run after that one selects nothing until the executable changes.
@@ -337,6 +338,7 @@ async fn presets_run_one_at_a_time_and_say_what_they_left_out() {
     let affected = json!({ "presets": ["dbg"], "select": "affected" });
     let res = call(&client, "cmake_test", affected.clone()).await;
     assert_eq!(items(&res)[0]["tests"], json!([]), "{}", text(&res));
+    assert_eq!(items(&res)[0]["configuration"], "Debug", "{}", text(&res));
     ws.write("src/unit.cpp", "int touched = 1;\nint main() { return 0; }\n");
     call(&client, "cmake_build", json!({ "presets": ["dbg"], "timeout": 300 })).await;
     let res = call(&client, "cmake_test", affected).await;
