@@ -178,11 +178,14 @@ impl CmakeService {
         tests: &[super::impact::ListedTest],
     ) -> TargetInfo {
         let artifact = target.artifacts.first();
+        // The codemodel lists dependencies in no stable order (CMake 3.25 gave both orders).
+        let mut dependencies = target.dependencies.clone();
+        dependencies.sort();
         TargetInfo {
             name: target.name.clone(),
             kind: target.kind.clone(),
             artifact: artifact.and_then(|a| self.qualify_host(a)),
-            dependencies: target.dependencies.clone(),
+            dependencies,
             sources: target.sources.len(),
             defined_at: target.defined_at.as_ref().and_then(|(file, line)| Some((self.qualify_host(file)?, *line))),
             tests: tests
