@@ -117,17 +117,42 @@ fn real_path(file: &File, abs: &Path) -> io::Result<PathBuf> {
     Ok(real)
 }
 
-/// Opens the files of a traversal for reading, each relative to a descriptor of its directory that
-/// was verified to be exactly the walked directory: one verification per directory instead of per
-/// file (a traversal visits a directory's files one after another), and the final open never
-/// follows a link. Linux; elsewhere every file goes through [`open_checked`].
-#[derive(Default)]
+/// Opens the files of a traversal below one root for reading, refusing any file that is not
+/// exactly the walked path (a link anywhere on the way, or swapped in, is refused).
+///
+/// On Linux each file is opened relative to a descriptor of its directory that was verified to be
+/// exactly the walked directory (one verification per directory: a traversal visits a directory's
+/// files one after another), and the final open never follows a link. A directory below the root
+/// is opened relative to the root (opened and verified once) with `openat2` and
+/// `RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH`: the kernel walks the relative path without following
+/// any link, in one call. Where `openat2` is missing (kernels before 5.6, or a filter that refuses
+/// it), the directory is opened by its path and asked where it is ([`open_checked`]). Elsewhere
+/// every file goes through [`open_checked`].
 pub struct TraversalOpener {
+    #[cfg(target_os = "linux")]
+    root: PathBuf,
+    /// The verified root, once opened; `None` inside after `openat2` proved unavailable.
+    #[cfg(target_os = "linux")]
+    beneath: Option<Option<File>>,
     #[cfg(target_os = "linux")]
     dir: Option<(PathBuf, File)>,
 }
 
 impl TraversalOpener {
+    /// An opener for files below `root` (absolute, as walked).
+    pub fn beneath(root: &Path) -> TraversalOpener {
+        #[cfg(not(target_os = "linux"))]
+        let _ = root;
+        TraversalOpener {
+            #[cfg(target_os = "linux")]
+            root: root.to_path_buf(),
+            #[cfg(target_os = "linux")]
+            beneath: None,
+            #[cfg(target_os = "linux")]
+            dir: None,
+        }
+    }
+
     /// Opens `path` (absolute, as walked) for reading, refusing it unless it is exactly that file.
     pub fn open(&mut self, path: &Path) -> io::Result<File> {
         #[cfg(target_os = "linux")]
@@ -137,7 +162,8 @@ impl TraversalOpener {
                 return open_checked(path, Place::Exactly(path), Purpose::Read);
             };
             if self.dir.as_ref().is_none_or(|(dir, _)| dir != parent) {
-                let dir = open_checked(parent, Place::Exactly(parent), Purpose::Inspect)?;
+                self.dir = None;
+                let dir = self.open_dir(parent)?;
                 self.dir = Some((parent.to_path_buf(), dir));
             }
             let (_, dir) = self.dir.as_ref().expect("set above");
@@ -146,6 +172,36 @@ impl TraversalOpener {
         }
         #[cfg(not(target_os = "linux"))]
         open_checked(path, Place::Exactly(path), Purpose::Read)
+    }
+
+    /// A descriptor (`O_PATH`) of exactly the directory `dir`.
+    #[cfg(target_os = "linux")]
+    fn open_dir(&mut self, dir: &Path) -> io::Result<File> {
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
+        let Ok(rel) = dir.strip_prefix(&self.root) else {
+            return open_checked(dir, Place::Exactly(dir), Purpose::Inspect);
+        };
+        if self.beneath.is_none() {
+            self.beneath = Some(Some(open_checked(&self.root, Place::Exactly(&self.root), Purpose::Inspect)?));
+        }
+        let Some(Some(root)) = &self.beneath else { return open_checked(dir, Place::Exactly(dir), Purpose::Inspect) };
+        if rel.as_os_str().is_empty() {
+            return root.try_clone();
+        }
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let resolve = ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
+        match rustix::fs::openat2(root, rel, flags, Mode::empty(), resolve) {
+            Ok(fd) => Ok(File::from(fd)),
+            Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {
+                self.beneath = Some(None);
+                open_checked(dir, Place::Exactly(dir), Purpose::Inspect)
+            }
+            // A link on the way: refused as if it had been there at the walk.
+            Err(rustix::io::Errno::LOOP | rustix::io::Errno::XDEV | rustix::io::Errno::NOTDIR) => {
+                Err(misplaced_error())
+            }
+            Err(err) => Err(err.into()),
+        }
     }
 }
 
@@ -195,10 +251,19 @@ mod tests {
         std::os::unix::fs::symlink(project.join("d.real"), project.join("d")).unwrap();
         assert!(open_checked(&f, Place::InsideRoots(&roots), Purpose::Read).is_ok());
         assert!(is_misplaced(&open_checked(&f, Place::Exactly(&f), Purpose::Read).unwrap_err()));
-        let mut opener = TraversalOpener::default();
-        assert!(is_misplaced(&opener.open(&f).unwrap_err()), "the directory is reached through a link");
+        // Through `openat2`, and through the per-directory fallback of kernels without it.
+        let fallback = TraversalOpener { beneath: Some(None), ..TraversalOpener::beneath(&project) };
+        let mut openers = [TraversalOpener::beneath(&project), fallback];
+        for opener in &mut openers {
+            assert!(is_misplaced(&opener.open(&f).unwrap_err()), "the directory is reached through a link");
+        }
         std::fs::remove_file(project.join("d")).unwrap();
         std::fs::rename(project.join("d.real"), project.join("d")).unwrap();
-        assert!(opener.open(&f).is_ok());
+        std::os::unix::fs::symlink(project.join("d/f"), project.join("d/link")).unwrap();
+        for opener in &mut openers {
+            assert_eq!(std::io::read_to_string(opener.open(&f).unwrap()).unwrap(), "inside");
+            assert!(opener.open(&project.join("d/link")).is_err(), "a link is never opened");
+        }
+        assert!(openers[0].beneath.as_ref().is_some_and(Option::is_some), "openat2 was used");
     }
 }

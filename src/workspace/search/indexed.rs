@@ -68,7 +68,8 @@ pub fn search_indexed(
         }
         match listed.state {
             FileState::Binary | FileState::NotUtf8 => skipped.push(rel.to_owned()),
-            FileState::Text | FileState::Unindexed if listed.candidate => to_read.push(rel.to_owned()),
+            FileState::Text if listed.candidate => to_read.push((rel.to_owned(), true)),
+            FileState::Unindexed if listed.candidate => to_read.push((rel.to_owned(), false)),
             FileState::Text | FileState::Unindexed | FileState::Unreadable => unread += 1,
         }
     });
@@ -84,7 +85,7 @@ pub fn search_indexed(
             continue;
         }
         if meta.is_file() && !is_temp_name(name) && filter.passes(rel) {
-            to_read.push(rel.to_owned());
+            to_read.push((rel.to_owned(), false));
         } else if meta.is_dir() && !name.starts_with('.') && !plan.exclusions.excludes(rel, &abs, true) {
             changed_dirs.push(abs);
         }
@@ -98,25 +99,32 @@ pub fn search_indexed(
     Ok((page(shared.finish()?), IndexStatus::Ready))
 }
 
-/// Reads and searches `files` (relative to `start`) on all cores.
+/// Files a reading thread takes at once.
+const RUN: usize = 16;
+
+/// Reads and searches `files` (relative to `start`, each with whether the index holds it as
+/// unchanged text) on all cores.
 fn read_all(
     start: &Path,
     plan: &Plan,
     shared: &Shared,
-    files: &[String],
+    files: &[(String, bool)],
     on_file: &(dyn Fn(u64, &str) + Sync),
     cancel: &(dyn Fn() -> bool + Sync),
 ) {
     let next = AtomicUsize::new(0);
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(files.len());
+    // Threads take runs of neighbouring files, which mostly share a directory (opened once per run).
     let work = || {
-        let mut worker = Worker::new(plan, shared, on_file, cancel);
+        let mut worker = Worker::new(plan, shared, start, on_file, cancel);
         loop {
-            let at = next.fetch_add(1, Ordering::Relaxed);
-            let Some(rel) = files.get(at) else { return };
-            let name = rel.rsplit('/').next().unwrap_or(rel);
-            if let ignore::WalkState::Quit = worker.visit_file(&start.join(rel), name, rel.clone()) {
-                return;
+            let at = next.fetch_add(RUN, Ordering::Relaxed);
+            let Some(run) = files.get(at..(at + RUN).min(files.len())) else { return };
+            for (rel, indexed_text) in run {
+                let name = rel.rsplit('/').next().unwrap_or(rel);
+                if let ignore::WalkState::Quit = worker.visit_file(&start.join(rel), name, rel.clone(), *indexed_text) {
+                    return;
+                }
             }
         }
     };

@@ -41,7 +41,7 @@ mod indexed;
 mod shared;
 mod sink;
 
-use content::{check_streamed, read_whole, skip_bom};
+use content::{check_streamed, read_indexed_text, read_whole, skip_bom};
 use filter::{Exclusions, relative_path};
 pub use indexed::search_indexed;
 use shared::{Shared, lock};
@@ -193,10 +193,10 @@ fn search_with_plan(
     if start_type.is_symlink() {
         return Err(SearchError::StartIsLink);
     } else if start_type.is_file() {
-        let mut worker = Worker::new(plan, &shared, on_file, cancel);
+        let mut worker = Worker::new(plan, &shared, start.parent().unwrap_or(start), on_file, cancel);
         let name = start.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
         // The result only matters for cancellation, which `shared` records.
-        let _ = worker.visit_file(start, &name, String::new());
+        let _ = worker.visit_file(start, &name, String::new(), false);
     } else if start_type.is_dir() {
         walk_tree(start, start, plan, &shared, on_file, cancel);
     } else {
@@ -226,7 +226,7 @@ fn walk_tree(
         })
         .build_parallel()
         .run(|| {
-            let mut worker = Worker::new(plan, shared, on_file, cancel);
+            let mut worker = Worker::new(plan, shared, start, on_file, cancel);
             Box::new(move |entry| worker.visit_entry(start, entry))
         });
 }
@@ -363,9 +363,11 @@ enum Content {
 }
 
 impl<'a> Worker<'a> {
+    /// A worker for files below `root`.
     fn new(
         plan: &'a Plan,
         shared: &'a Shared,
+        root: &Path,
         on_file: &'a (dyn Fn(u64, &str) + Sync),
         cancel: &'a (dyn Fn() -> bool + Sync),
     ) -> Worker<'a> {
@@ -389,7 +391,7 @@ impl<'a> Worker<'a> {
             stream_searcher: searcher(true),
             buf: Vec::new(),
             copies: Vec::new(),
-            opener: TraversalOpener::default(),
+            opener: TraversalOpener::beneath(root),
             found: Vec::new(),
         }
     }
@@ -405,7 +407,7 @@ impl<'a> Worker<'a> {
             return WalkState::Continue;
         }
         let Some(rel_path) = relative_path(start, entry.path()) else { return WalkState::Continue };
-        self.visit_file(entry.path(), &entry.file_name().to_string_lossy(), rel_path)
+        self.visit_file(entry.path(), &entry.file_name().to_string_lossy(), rel_path, false)
     }
 
     fn check_cancel(&self) -> WalkState {
@@ -416,7 +418,10 @@ impl<'a> Worker<'a> {
         WalkState::Continue
     }
 
-    fn visit_file(&mut self, path: &Path, file_name: &str, rel_path: String) -> WalkState {
+    /// Searches one file. `indexed_text`: the search index holds it as text (valid UTF-8 without
+    /// NUL, small enough to read whole) and it has not changed since, as far as the file
+    /// notifications tell; it is read without asking its size and without checking it again.
+    fn visit_file(&mut self, path: &Path, file_name: &str, rel_path: String, indexed_text: bool) -> WalkState {
         if let WalkState::Quit = self.check_cancel() {
             return WalkState::Quit;
         }
@@ -429,11 +434,19 @@ impl<'a> Worker<'a> {
         // Opened only if it is still exactly the walked path: a directory swapped for a link during
         // the walk cannot feed another file's bytes in under this name.
         let Ok(mut file) = self.opener.open(path) else { return WalkState::Continue };
-        let size = file.metadata().map_or(0, |metadata| metadata.len());
-        let whole = size <= self.plan.whole_file_limit;
-        let content = match whole {
-            true => read_whole(&mut file, size, &mut self.buf),
-            false => check_streamed(&mut file, &mut self.buf),
+        let known = match indexed_text {
+            true => read_indexed_text(&mut file, self.plan.whole_file_limit, &mut self.buf).transpose(),
+            false => None,
+        };
+        let (whole, content) = match known {
+            Some(content) => (true, content),
+            None => {
+                let size = file.metadata().map_or(0, |metadata| metadata.len());
+                match size <= self.plan.whole_file_limit {
+                    true => (true, read_whole(&mut file, size, &mut self.buf)),
+                    false => (false, check_streamed(&mut file, &mut self.buf)),
+                }
+            }
         };
         let has_cr = match content {
             Ok(Content::Text { has_cr }) => has_cr,

@@ -87,18 +87,17 @@ pub struct Extractor {
     opener: TraversalOpener,
 }
 
-impl Default for Extractor {
-    fn default() -> Extractor {
+impl Extractor {
+    /// An extractor for files below `root`.
+    pub fn new(root: &Path) -> Extractor {
         Extractor {
             buf: Vec::new(),
             seen: vec![0; (1 << 24) / 64],
             trigrams: Vec::new(),
-            opener: TraversalOpener::default(),
+            opener: TraversalOpener::beneath(root),
         }
     }
-}
 
-impl Extractor {
     /// Reads `abs` and returns its metadata and state; for text, `self.trigrams` holds its distinct
     /// trigrams (unsorted). `None` when the file is gone or is no longer a file.
     pub fn read(&mut self, abs: &Path) -> Option<(FileMeta, FileState)> {
@@ -177,7 +176,7 @@ pub fn build(
         for _ in 0..threads {
             scope.spawn(|| {
                 super::worker::lower_priority();
-                let mut extractor = Extractor::default();
+                let mut extractor = Extractor::new(root);
                 let mut pairs: Vec<u64> = Vec::new();
                 loop {
                     let batch = next.fetch_add(1, Ordering::Relaxed);

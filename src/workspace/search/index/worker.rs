@@ -102,7 +102,7 @@ fn run(shared: &Arc<Shared>) {
     if compare {
         recheck(shared);
     }
-    let mut extractor = Extractor::default();
+    let mut extractor = Extractor::new(&shared.root);
     while !shared.stop.load(Ordering::SeqCst) {
         let recheck_now = {
             let mut inner = shared.inner.write();
