@@ -7,13 +7,13 @@
 //! match against, so a file whose trigrams do not admit a query cannot hold a matching line.
 
 use std::num::NonZeroUsize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ignore::WalkBuilder;
 
-use super::plan::{Trigram, fold, trigram};
+use super::plan::{TRIGRAMS, Trigram, fold, trigram};
 use super::runs;
 use super::segment::{self, FileRecord};
 use super::{FileMeta, FileState};
@@ -82,7 +82,8 @@ pub fn relative(root: &Path, path: &Path) -> Option<String> {
 /// A reusable per-thread state for reading files and collecting trigrams.
 pub struct Extractor {
     buf: Vec<u8>,
-    seen: Vec<u64>,
+    /// One bit per trigram, set for those already in `trigrams`.
+    seen: Box<[u64; TRIGRAMS / 64]>,
     pub trigrams: Vec<Trigram>,
     opener: TraversalOpener,
 }
@@ -92,7 +93,7 @@ impl Extractor {
     pub fn new(root: &Path) -> Extractor {
         Extractor {
             buf: Vec::new(),
-            seen: vec![0; (1 << 24) / 64],
+            seen: Box::new([0; TRIGRAMS / 64]),
             trigrams: Vec::new(),
             opener: TraversalOpener::beneath(root),
         }
@@ -130,24 +131,23 @@ impl Extractor {
         Some((meta, state))
     }
 
+    /// Collects the distinct trigrams of `buf`, which it folds in place.
     fn collect(&mut self) {
-        let bytes = &self.buf;
-        if bytes.len() < 3 {
-            return;
+        for byte in &mut self.buf {
+            *byte = fold(*byte);
         }
-        let (mut a, mut b) = (fold(bytes[0]), fold(bytes[1]));
-        for &c in &bytes[2..] {
-            let c = fold(c);
-            let t = trigram(a, b, c);
-            let (word, bit) = ((t / 64) as usize, 1u64 << (t % 64));
-            if self.seen[word] & bit == 0 {
-                self.seen[word] |= bit;
+        // Each window's trigram is computed from its own three bytes: no iteration waits for the
+        // one before.
+        for window in self.buf.windows(3) {
+            let t = trigram(window[0], window[1], window[2]);
+            let (word, bit) = (&mut self.seen[(t >> 6) as usize & (TRIGRAMS / 64 - 1)], 1u64 << (t & 63));
+            if *word & bit == 0 {
+                *word |= bit;
                 self.trigrams.push(t);
             }
-            (a, b) = (b, c);
         }
         for t in &self.trigrams {
-            self.seen[(t / 64) as usize] = 0;
+            self.seen[(t >> 6) as usize] = 0;
         }
     }
 }
@@ -156,6 +156,9 @@ impl Extractor {
 const BATCH: usize = 256;
 /// Runs merged at most (each holds a file open during the merge); larger trees get larger batches.
 const MAX_RUNS: usize = 512;
+
+/// A batch's file records and where its run holds each bucket of trigrams.
+type Batch = (Vec<FileRecord>, runs::RunTable);
 
 /// Builds the segment of `files` (sorted paths relative to `root`) at `out`.
 pub fn build(
@@ -169,7 +172,7 @@ pub fn build(
     let n_batches = files.len().div_ceil(batch_len);
     let run_path = |batch: usize| out.with_extension(format!("run{batch}.tmp"));
     let next = AtomicUsize::new(0);
-    let records: Mutex<Vec<Option<Vec<FileRecord>>>> = Mutex::new((0..n_batches).map(|_| None).collect());
+    let batches: Mutex<Vec<Option<Batch>>> = Mutex::new((0..n_batches).map(|_| None).collect());
     let failure: Mutex<Option<std::io::Error>> = Mutex::new(None);
     let threads = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
     std::thread::scope(|scope| {
@@ -194,11 +197,13 @@ pub fn build(
                     }
                     // Ids grow within the batch, so a stable sort by trigram sorts the pairs.
                     radsort::sort_by_key(&mut pairs, |pair| (pair >> 32) as Trigram);
-                    if let Err(err) = runs::write_run(&run_path(batch), &pairs) {
-                        lock(&failure).get_or_insert(err);
-                        return;
+                    match runs::write_run(&run_path(batch), &pairs) {
+                        Ok(table) => lock(&batches)[batch] = Some((batch_records, table)),
+                        Err(err) => {
+                            lock(&failure).get_or_insert(err);
+                            return;
+                        }
                     }
-                    lock(&records)[batch] = Some(batch_records);
                 }
             });
         }
@@ -210,9 +215,36 @@ pub fn build(
         if stop() {
             return Err(std::io::Error::other("stopped"));
         }
-        let records: Vec<FileRecord> = std::mem::take(&mut *lock(&records)).into_iter().flatten().flatten().collect();
-        let mut runs = runs::Merge::open(&(0..n_batches).map(run_path).collect::<Vec<_>>())?;
-        segment::write(out, built_at_ns, &records, &mut runs)
+        let (records, tables): (Vec<Vec<FileRecord>>, Vec<runs::RunTable>) =
+            std::mem::take(&mut *lock(&batches)).into_iter().flatten().unzip();
+        if tables.len() != n_batches {
+            return Err(std::io::Error::other("a batch of files was not indexed"));
+        }
+        let records: Vec<FileRecord> = records.into_iter().flatten().collect();
+        let paths: Vec<PathBuf> = (0..n_batches).map(run_path).collect();
+        // Each thread merges one range of trigrams into its part; the parts are joined in order.
+        let ranges = runs::split(&tables, threads);
+        let parts: Vec<std::io::Result<segment::Part>> = std::thread::scope(|scope| {
+            let merges: Vec<_> = ranges
+                .iter()
+                .enumerate()
+                .map(|(i, buckets)| {
+                    let (paths, tables) = (&paths, &tables);
+                    scope.spawn(move || {
+                        super::worker::lower_priority();
+                        let mut merge = runs::Merge::open(paths, tables, buckets.clone())?;
+                        segment::write_part(out, i, &mut merge)
+                    })
+                })
+                .collect();
+            merges
+                .into_iter()
+                .map(|merge| merge.join().unwrap_or_else(|_| Err(std::io::Error::other("a merge failed"))))
+                .collect()
+        });
+        // Parts remove their files when dropped, on failure too.
+        let parts = parts.into_iter().collect::<std::io::Result<Vec<segment::Part>>>()?;
+        segment::write(out, built_at_ns, &records, &parts)
     };
     let result = merged();
     for batch in 0..n_batches {

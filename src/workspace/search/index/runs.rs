@@ -6,44 +6,85 @@
 //! ids, the last id, the byte length (4 bytes little-endian each), then the ids, the first one
 //! absolute and the others as gaps (varints, as in the segment).
 //!
+//! Each run also tells where each bucket of trigrams (the trigrams sharing their top bits) starts
+//! in it and how many pairs the bucket holds, so the merge can be split into trigram ranges of
+//! about equal work, one per thread, each reading only its part of every run.
+//!
 //! Architecture invariant: batches hold consecutive, increasing file-id ranges and the merge appends
 //! a trigram's groups in batch order, so every merged posting list is sorted.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use super::plan::Trigram;
+use super::plan::{TRIGRAMS, Trigram};
 use super::segment::{PostingWriter, Postings, get_varint};
 
+/// Trigrams share a bucket when they agree above these low bits.
+const BUCKET_SHIFT: u32 = 11;
+/// Buckets of trigrams.
+pub const BUCKETS: usize = TRIGRAMS >> BUCKET_SHIFT;
+
+/// Where each bucket's groups start in a run (`BUCKETS + 1` offsets, the last one its length) and
+/// how many pairs each holds.
+pub struct RunTable {
+    offsets: Vec<u64>,
+    pub pairs: Vec<u64>,
+}
+
 /// Writes `pairs` (`trigram << 32 | file id`, sorted) as a run at `path`.
-pub fn write_run(path: &Path, pairs: &[u64]) -> io::Result<()> {
+pub fn write_run(path: &Path, pairs: &[u64]) -> io::Result<RunTable> {
     let mut out = BufWriter::with_capacity(64 << 10, File::create(path)?);
     let mut writer = PostingWriter::default();
-    let mut at = 0;
+    let mut table = RunTable { offsets: vec![0; BUCKETS + 1], pairs: vec![0; BUCKETS] };
+    let (mut at, mut written, mut bucket) = (0, 0u64, 0);
     while at < pairs.len() {
         let tri = (pairs[at] >> 32) as Trigram;
-        let end = at + pairs[at..].partition_point(|pair| (pair >> 32) as Trigram == tri);
+        while bucket <= (tri >> BUCKET_SHIFT) as usize {
+            table.offsets[bucket] = written;
+            bucket += 1;
+        }
         writer.reset();
-        for pair in &pairs[at..end] {
+        for pair in pairs[at..].iter().take_while(|pair| (*pair >> 32) as Trigram == tri) {
             writer.push(*pair as u32);
         }
+        at += writer.count as usize;
         let len = u32::try_from(writer.bytes.len()).map_err(io::Error::other)?;
         for n in [tri, writer.count, writer.last_id(), len] {
             out.write_all(&n.to_le_bytes())?;
         }
         out.write_all(&writer.bytes)?;
-        at = end;
+        table.pairs[bucket - 1] += u64::from(writer.count);
+        written += 16 + u64::from(len);
     }
+    table.offsets[bucket..].fill(written);
     out.into_inner().map_err(io::IntoInnerError::into_error)?;
-    Ok(())
+    Ok(table)
+}
+
+/// Splits the buckets into at most `parts` consecutive ranges holding about equal numbers of pairs.
+pub fn split(tables: &[RunTable], parts: usize) -> Vec<Range<usize>> {
+    let per_bucket: Vec<u64> = (0..BUCKETS).map(|b| tables.iter().map(|t| t.pairs[b]).sum()).collect();
+    let total: u64 = per_bucket.iter().sum();
+    let mut ranges = Vec::new();
+    let (mut start, mut sum) = (0, 0u64);
+    for (bucket, n) in per_bucket.iter().enumerate() {
+        sum += n;
+        if ranges.len() + 1 < parts && sum * parts as u64 >= total * (ranges.len() as u64 + 1) {
+            ranges.push(start..bucket + 1);
+            start = bucket + 1;
+        }
+    }
+    ranges.push(start..BUCKETS);
+    ranges
 }
 
 /// Reads the next group's head of a run, and its ids into `bytes` (reusing its allocation):
 /// `(trigram, count, last id)`, or `None` at the end of the run.
-fn read_group(reader: &mut BufReader<File>, bytes: &mut Vec<u8>) -> io::Result<Option<(Trigram, u32, u32)>> {
+fn read_group(reader: &mut impl BufRead, bytes: &mut Vec<u8>) -> io::Result<Option<(Trigram, u32, u32)>> {
     if reader.fill_buf()?.is_empty() {
         return Ok(None);
     }
@@ -55,9 +96,10 @@ fn read_group(reader: &mut BufReader<File>, bytes: &mut Vec<u8>) -> io::Result<O
     Ok(Some((n(0), n(1), n(2))))
 }
 
-/// The runs merged: each trigram with its whole posting list, in increasing trigram order.
+/// The runs merged: each trigram of a range of buckets with its whole posting list, in increasing
+/// trigram order.
 pub struct Merge {
-    readers: Vec<BufReader<File>>,
+    readers: Vec<BufReader<io::Take<File>>>,
     /// Each run's current group: its count and last id (its ids are in `bytes`).
     heads: Vec<(u32, u32)>,
     bytes: Vec<Vec<u8>>,
@@ -68,7 +110,8 @@ pub struct Merge {
 }
 
 impl Merge {
-    pub fn open(paths: &[PathBuf]) -> io::Result<Merge> {
+    /// Merges the `buckets` of the runs at `paths`, described by `tables`.
+    pub fn open(paths: &[PathBuf], tables: &[RunTable], buckets: Range<usize>) -> io::Result<Merge> {
         let mut merge = Merge {
             readers: Vec::new(),
             heads: Vec::new(),
@@ -76,8 +119,11 @@ impl Merge {
             heap: BinaryHeap::new(),
             writer: PostingWriter::default(),
         };
-        for (i, path) in paths.iter().enumerate() {
-            let mut reader = BufReader::with_capacity(16 << 10, File::open(path)?);
+        for (i, (path, table)) in paths.iter().zip(tables).enumerate() {
+            let (from, to) = (table.offsets[buckets.start], table.offsets[buckets.end]);
+            let mut file = File::open(path)?;
+            file.seek(SeekFrom::Start(from))?;
+            let mut reader = BufReader::with_capacity(16 << 10, file.take(to - from));
             let mut bytes = Vec::new();
             let head = match read_group(&mut reader, &mut bytes)? {
                 Some((tri, count, last)) => {
@@ -135,16 +181,30 @@ mod tests {
     fn runs_merge_into_sorted_posting_lists() {
         let dir = tempfile::tempdir().unwrap();
         let pair = |tri: u32, id: u32| u64::from(tri) << 32 | u64::from(id);
-        let runs = [vec![pair(1, 0), pair(1, 3), pair(7, 2)], vec![pair(1, 300), pair(5, 200), pair(7, 4000)], vec![]];
+        let high = 5 << BUCKET_SHIFT;
+        let runs = [
+            vec![pair(1, 0), pair(1, 3), pair(7, 2), pair(high, 9)],
+            vec![pair(1, 300), pair(5, 200), pair(7, 4000), pair(high, 4001), pair(high + 1, 4002)],
+            vec![],
+        ];
         let paths: Vec<PathBuf> = (0..runs.len()).map(|i| dir.path().join(format!("run{i}"))).collect();
-        for (path, run) in paths.iter().zip(&runs) {
-            write_run(path, run).unwrap();
-        }
-        let mut merge = Merge::open(&paths).unwrap();
-        let mut merged: Vec<(Trigram, Vec<u32>)> = Vec::new();
-        while let Some((t, n, b)) = merge.next_list().unwrap() {
-            merged.push((t, decode(b, n)));
-        }
-        assert_eq!(merged, [(1, vec![0, 3, 300]), (5, vec![200]), (7, vec![2, 4000])]);
+        let tables: Vec<RunTable> = paths.iter().zip(&runs).map(|(path, run)| write_run(path, run).unwrap()).collect();
+        let merged = |buckets: Range<usize>| {
+            let mut merge = Merge::open(&paths, &tables, buckets).unwrap();
+            let mut merged: Vec<(Trigram, Vec<u32>)> = Vec::new();
+            while let Some((t, n, b)) = merge.next_list().unwrap() {
+                merged.push((t, decode(b, n)));
+            }
+            merged
+        };
+        let low = [(1, vec![0, 3, 300]), (5, vec![200]), (7, vec![2, 4000])];
+        let top = [(high, vec![9, 4001]), (high + 1, vec![4002])];
+        assert_eq!(merged(0..BUCKETS), [&low[..], &top[..]].concat());
+        // Five pairs in bucket 0 and three in bucket 5: two parts split after bucket 0.
+        let parts = split(&tables, 2);
+        assert_eq!(parts, [0..1, 1..BUCKETS]);
+        assert_eq!(merged(parts[0].clone()), low);
+        assert_eq!(merged(parts[1].clone()), top);
+        assert_eq!(split(&tables, 1), vec![0..BUCKETS]);
     }
 }

@@ -14,8 +14,8 @@
 //! maps only its own files, which nothing else writes.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
@@ -23,7 +23,7 @@ use super::plan::{Query, Trigram};
 use super::{FileMeta, FileState};
 
 const MAGIC: &[u8; 8] = b"FMCPIDX1";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const HEADER: usize = 72;
 const FILE_RECORD: usize = 40;
 const TRI_RECORD: usize = 16;
@@ -42,10 +42,55 @@ pub trait Postings {
     fn next_list(&mut self) -> io::Result<Option<(Trigram, u32, &[u8])>>;
 }
 
-/// Writes a segment to `path` (through `path.tmp`, renamed at the end).
-pub fn write(path: &Path, built_at_ns: i64, files: &[FileRecord], postings: &mut impl Postings) -> io::Result<()> {
+/// A trigram range's table (records with offsets from the range's first posting) and postings,
+/// written by [`write_part`] to two temporary files.
+pub struct Part {
+    table: PathBuf,
+    postings: PathBuf,
+    n_tris: u32,
+    bytes: u64,
+}
+
+impl Drop for Part {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.table);
+        let _ = std::fs::remove_file(&self.postings);
+    }
+}
+
+/// Writes `postings` as part number `n` of the segment at `path`, beside it.
+pub fn write_part(path: &Path, n: usize, postings: &mut impl Postings) -> io::Result<Part> {
+    let mut part = Part {
+        table: path.with_extension(format!("part{n}.table.tmp")),
+        postings: path.with_extension(format!("part{n}.postings.tmp")),
+        n_tris: 0,
+        bytes: 0,
+    };
+    let written = (|| {
+        let mut table = BufWriter::with_capacity(256 << 10, File::create(&part.table)?);
+        let mut blob = BufWriter::with_capacity(256 << 10, File::create(&part.postings)?);
+        while let Some((tri, count, bytes)) = postings.next_list()? {
+            let mut rec = [0u8; TRI_RECORD];
+            rec[0..4].copy_from_slice(&tri.to_le_bytes());
+            rec[4..8].copy_from_slice(&count.to_le_bytes());
+            rec[8..16].copy_from_slice(&part.bytes.to_le_bytes());
+            table.write_all(&rec)?;
+            blob.write_all(bytes)?;
+            part.bytes += bytes.len() as u64;
+            part.n_tris += 1;
+        }
+        table.into_inner().map_err(io::IntoInnerError::into_error)?;
+        blob.into_inner().map_err(io::IntoInnerError::into_error)?;
+        Ok(())
+    })();
+    written.map(|()| part)
+}
+
+/// Writes a segment to `path` (through `path.tmp`, renamed at the end) from `parts` in increasing
+/// trigram order.
+pub fn write(path: &Path, built_at_ns: i64, files: &[FileRecord], parts: &[Part]) -> io::Result<()> {
     let tmp = path.with_extension("tmp");
-    let mut out = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
+    let mut out = BufWriter::with_capacity(256 << 10, File::create(&tmp)?);
     let files_off = HEADER as u64;
     let paths_off = files_off + (files.len() * FILE_RECORD) as u64;
     out.write_all(&[0; HEADER])?;
@@ -65,28 +110,23 @@ pub fn write(path: &Path, built_at_ns: i64, files: &[FileRecord], postings: &mut
         out.write_all(file.path.as_bytes())?;
     }
     let tris_off = paths_off + path_at;
-    // The postings follow the table, whose size is known only at the end: they go to a second
-    // temporary file first.
-    let blob_path = path.with_extension("postings.tmp");
-    let blob_file = File::options().read(true).write(true).create(true).truncate(true).open(&blob_path)?;
-    let mut blob = BufWriter::with_capacity(1 << 20, blob_file);
     let (mut n_tris, mut blob_at) = (0u32, 0u64);
-    while let Some((tri, count, bytes)) = postings.next_list()? {
+    for part in parts {
+        let mut table = io::BufReader::with_capacity(256 << 10, File::open(&part.table)?);
         let mut rec = [0u8; TRI_RECORD];
-        rec[0..4].copy_from_slice(&tri.to_le_bytes());
-        rec[4..8].copy_from_slice(&count.to_le_bytes());
-        rec[8..16].copy_from_slice(&blob_at.to_le_bytes());
-        out.write_all(&rec)?;
-        blob.write_all(bytes)?;
-        blob_at += bytes.len() as u64;
-        n_tris += 1;
+        for _ in 0..part.n_tris {
+            table.read_exact(&mut rec)?;
+            let at = u64_at(&rec, 8) + blob_at;
+            rec[8..16].copy_from_slice(&at.to_le_bytes());
+            out.write_all(&rec)?;
+        }
+        n_tris = n_tris.checked_add(part.n_tris).ok_or_else(|| io::Error::other("too many trigrams"))?;
+        blob_at += part.bytes;
     }
-    let mut blob = blob.into_inner().map_err(io::IntoInnerError::into_error)?;
-    blob.seek(SeekFrom::Start(0))?;
     let postings_off = tris_off + u64::from(n_tris) * TRI_RECORD as u64;
-    io::copy(&mut io::BufReader::new(&mut blob), &mut out)?;
-    drop(blob);
-    let _ = std::fs::remove_file(&blob_path);
+    for part in parts {
+        io::copy(&mut File::open(&part.postings)?, &mut out)?;
+    }
     let end = postings_off + blob_at;
     let mut header = [0u8; HEADER];
     header[0..8].copy_from_slice(MAGIC);
