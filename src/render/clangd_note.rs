@@ -36,8 +36,13 @@ pub fn mutation_note(path: &str, analysis: &MutationAnalysis) -> Option<String> 
             analysis.inferred_flags.join(", ")
         ));
     }
+    // With the units that include a header checked too, each line says which file it is about.
+    let subject = match analysis.includers.is_empty() {
+        true => String::new(),
+        false => format!(" in {path}"),
+    };
     for delta in &analysis.deltas {
-        lines.push(delta_header(delta));
+        lines.push(delta_header(delta, &subject));
         let shown = delta.introduced.iter().map(|d| ("", d)).chain(delta.resolved.iter().map(|d| ("resolved: ", d)));
         let shown = shown.chain(delta.hidden.iter().map(|d| ("not reported: ", d)));
         let mut n_shown = 0;
@@ -107,12 +112,13 @@ fn includers(lines: &mut Vec<String>, check: &IncludersCheck) {
 /// The most diagnostic lines one delta shows in text.
 const DELTA_LINES: usize = 10;
 
-fn delta_header(delta: &DiagnosticDelta) -> String {
-    let configurations = delta.configurations.join(", ");
+/// The first line of one delta: `subject` (empty, or ` in <path>`) follows the configurations.
+fn delta_header(delta: &DiagnosticDelta, subject: &str) -> String {
+    let head = format!("clangd ({}){subject}", delta.configurations.join(", "));
     if delta.introduced_count == 0 {
         return match delta.resolved_count {
-            0 => format!("clangd ({configurations}): no new diagnostics"),
-            n => format!("clangd ({configurations}): no new diagnostics, {n} resolved"),
+            0 => format!("{head}: no new diagnostics"),
+            n => format!("{head}: no new diagnostics, {n} resolved"),
         };
     }
     let n = delta.introduced_count;
@@ -128,7 +134,7 @@ fn delta_header(delta: &DiagnosticDelta) -> String {
     } else {
         "diagnostics"
     };
-    let mut res = format!("clangd ({configurations}): {n} new {noun}, {} resolved", delta.resolved_count);
+    let mut res = format!("{head}: {n} new {noun}, {} resolved", delta.resolved_count);
     if !delta.hidden.is_empty() {
         let k = delta.hidden.len();
         let what = if delta.hidden.iter().all(|d| d.severity == Some(Severity::Warning)) {
@@ -223,10 +229,10 @@ mod tests {
         };
         expect![[r#"
             clangd (Debug): project/cJSON.c is not in the compilation database; it was analysed with flags clangd infers
-            clangd (Debug, Release): 1 new error, 0 resolved; 1 warning not reported while it stands
+            clangd (Debug, Release) in project/cJSON.c: 1 new error, 0 resolved; 1 warning not reported while it stands
               project/cJSON.c:1224:46: error: use of undeclared identifier 'undeclared_forge_symbol' [clang, undeclared_var_use]
               not reported: project/cJSON.c:1220:46: warning: unused variable 'x' [clang, undeclared_var_use]
-            clangd (Profile): 12 new diagnostics, 1 resolved
+            clangd (Profile) in project/cJSON.c: 12 new diagnostics, 1 resolved
               project/cJSON.c:1:46: warning: unused [clang, undeclared_var_use]
               project/cJSON.c:2:46: warning: unused [clang, undeclared_var_use]
               project/cJSON.c:3:46: warning: unused [clang, undeclared_var_use]

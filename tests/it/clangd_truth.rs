@@ -137,7 +137,7 @@ async fn headers_without_extension_work_and_a_restart_names_the_way_back() {
     let edit =
         json!({ "path": span, "old_text": "    int size;\n", "new_text": "    int size;\n    int broken = ;\n" });
     let res = call(&client, "workspace_edit_file", edit).await;
-    assert_contains(text(&res), "clangd (dbg): 1 new error, 0 resolved");
+    assert_contains(text(&res), "clangd (dbg) in project/include/gsl/span: 1 new error, 0 resolved");
     assert_contains(text(&res), "project/include/gsl/span:7:18: error: Expected expression");
     drop(client);
     services.clangd.shutdown().await;
@@ -221,7 +221,7 @@ async fn a_header_edit_names_the_error_it_causes_in_the_units_that_include_it() 
     let edit = json!({ "path": "src/pugiish.hpp", "old_text": "bool as_bool(bool def = false) const;",
                        "new_text": "bool as_bool(bool def, int base) const;" });
     let res = call(&client, "workspace_edit_file", edit).await;
-    assert_contains(text(&res), "clangd (dbg): no new diagnostics");
+    assert_contains(text(&res), "clangd (dbg) in project/src/pugiish.hpp: no new diagnostics\n");
     // The same stem first: the implementation is always checked; the test within the budget.
     assert_contains(text(&res), " of 3 files that include it within 2 s; ");
     assert_contains(
