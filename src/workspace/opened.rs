@@ -131,9 +131,8 @@ fn real_path(file: &File, abs: &Path) -> io::Result<PathBuf> {
 pub struct TraversalOpener {
     #[cfg(target_os = "linux")]
     root: PathBuf,
-    /// The verified root, once opened; `None` inside after `openat2` proved unavailable.
     #[cfg(target_os = "linux")]
-    beneath: Option<Option<File>>,
+    beneath: Beneath,
     #[cfg(target_os = "linux")]
     dir: Option<(PathBuf, File)>,
 }
@@ -147,7 +146,7 @@ impl TraversalOpener {
             #[cfg(target_os = "linux")]
             root: root.to_path_buf(),
             #[cfg(target_os = "linux")]
-            beneath: None,
+            beneath: Beneath::Unopened,
             #[cfg(target_os = "linux")]
             dir: None,
         }
@@ -181,10 +180,12 @@ impl TraversalOpener {
         let Ok(rel) = dir.strip_prefix(&self.root) else {
             return open_checked(dir, Place::Exactly(dir), Purpose::Inspect);
         };
-        if self.beneath.is_none() {
-            self.beneath = Some(Some(open_checked(&self.root, Place::Exactly(&self.root), Purpose::Inspect)?));
+        if let Beneath::Unopened = self.beneath {
+            self.beneath = Beneath::Root(open_checked(&self.root, Place::Exactly(&self.root), Purpose::Inspect)?);
         }
-        let Some(Some(root)) = &self.beneath else { return open_checked(dir, Place::Exactly(dir), Purpose::Inspect) };
+        let Beneath::Root(root) = &self.beneath else {
+            return open_checked(dir, Place::Exactly(dir), Purpose::Inspect);
+        };
         if rel.as_os_str().is_empty() {
             return root.try_clone();
         }
@@ -193,7 +194,7 @@ impl TraversalOpener {
         match rustix::fs::openat2(root, rel, flags, Mode::empty(), resolve) {
             Ok(fd) => Ok(File::from(fd)),
             Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {
-                self.beneath = Some(None);
+                self.beneath = Beneath::Unsupported;
                 open_checked(dir, Place::Exactly(dir), Purpose::Inspect)
             }
             // A link on the way: refused as if it had been there at the walk.
@@ -203,6 +204,17 @@ impl TraversalOpener {
             Err(err) => Err(err.into()),
         }
     }
+}
+
+/// The root a [`TraversalOpener`] opens directories beneath.
+#[cfg(target_os = "linux")]
+enum Beneath {
+    /// Not needed yet.
+    Unopened,
+    /// Opened and verified to be exactly the root.
+    Root(File),
+    /// `openat2` was refused: directories are opened by path and verified.
+    Unsupported,
 }
 
 /// A path through which the directory `dir` (opened by [`open_checked`]) is read again as the very
@@ -252,7 +264,7 @@ mod tests {
         assert!(open_checked(&f, Place::InsideRoots(&roots), Purpose::Read).is_ok());
         assert!(is_misplaced(&open_checked(&f, Place::Exactly(&f), Purpose::Read).unwrap_err()));
         // Through `openat2`, and through the per-directory fallback of kernels without it.
-        let fallback = TraversalOpener { beneath: Some(None), ..TraversalOpener::beneath(&project) };
+        let fallback = TraversalOpener { beneath: Beneath::Unsupported, ..TraversalOpener::beneath(&project) };
         let mut openers = [TraversalOpener::beneath(&project), fallback];
         for opener in &mut openers {
             assert!(is_misplaced(&opener.open(&f).unwrap_err()), "the directory is reached through a link");
@@ -264,6 +276,6 @@ mod tests {
             assert_eq!(std::io::read_to_string(opener.open(&f).unwrap()).unwrap(), "inside");
             assert!(opener.open(&project.join("d/link")).is_err(), "a link is never opened");
         }
-        assert!(openers[0].beneath.as_ref().is_some_and(Option::is_some), "openat2 was used");
+        assert!(matches!(openers[0].beneath, Beneath::Root(_)), "openat2 was used");
     }
 }
