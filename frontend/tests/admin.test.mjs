@@ -441,6 +441,8 @@ describe("the admin panel against real instances and a real Hub", { skip }, () =
     const target = (await reference.innerText()).trim();
     await reference.click();
     await page.getByTestId("resource-result").locator(".mono.sub").filter({ hasText: target }).waitFor();
+    // The URI shows at once with "Reading…"; the document follows when the read answers.
+    await page.getByTestId("resource-result").filter({ hasText: /Outcome|Executable/i }).waitFor();
     assert.match(await page.getByTestId("resource-result").innerText(), /Outcome|Executable/i);
 
     await instance.getByRole("tab", { name: "History" }).click();
