@@ -86,7 +86,7 @@ fn corpus(tree: &Path, storage: &Path, label: &str, cold: bool) -> Result<bool, 
     let _ = fs::remove_dir_all(storage);
     let index = SearchIndex::start(tree.to_path_buf(), storage, IndexOptions::default());
     let build = until_ready(&index)?;
-    let size = fs::metadata(storage.join(".index/project.idx")).map_err(|err| err.to_string())?.len();
+    let size = saved_size(&storage.join(".index/project.idx"))?;
     println!(
         "build: {} ({:.2}× one rg scan of {}); index {:.1} MB = {:.1}% of the searched bytes; peak RSS {:.1} MiB",
         millis(build),
@@ -206,6 +206,18 @@ fn ratio(a: Duration, b: Duration) -> f64 {
 
 fn mb(bytes: u64) -> f64 {
     bytes as f64 / 1e6
+}
+
+/// The size of the index file, saved under its name just after the index became ready.
+fn saved_size(path: &Path) -> Result<u64, String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match fs::metadata(path) {
+            Ok(meta) => return Ok(meta.len()),
+            Err(err) if Instant::now() > deadline => return Err(format!("{}: {err}", path.display())),
+            Err(_) => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
 }
 
 /// The process's peak resident set so far (`VmHWM`; 0 where `/proc` does not tell).

@@ -151,7 +151,15 @@ async fn answers_equal_a_scan_while_building_and_when_ready() {
     gate.store(false, std::sync::atomic::Ordering::SeqCst);
     until_ready(&pair).await;
     assert!(all_same(&pair).await.iter().all(|s| s == "ready"));
-    assert!(ws.storage.join(".index/project.idx").is_file());
+    // The index is used as soon as it is written and saved under its name after its flush.
+    let saved = ws.storage.join(".index/project.idx");
+    for _ in 0..500 {
+        if saved.is_file() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(saved.is_file());
 }
 
 #[tokio::test]

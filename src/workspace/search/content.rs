@@ -39,6 +39,58 @@ pub(super) fn read_indexed_text(file: &mut File, limit: u64, buf: &mut Vec<u8>) 
     Ok(Some(Content::Text { has_cr: memchr::memchr(b'\r', buf).is_some() }))
 }
 
+/// Reads a file in parts of at most `part_len` bytes through `buf`, checking for NUL bytes and
+/// invalid UTF-8 as [`read_whole`] does, and gives each part's text to `on_text` in order, lone CRs
+/// turned into LF (a CR that ends a part waits for the byte after it). On `Binary` or `NotUtf8`,
+/// the parts given before are not the file's text.
+pub(super) fn stream_text(
+    file: &mut File,
+    part_len: usize,
+    buf: &mut Vec<u8>,
+    on_text: &mut dyn FnMut(&mut [u8]),
+) -> io::Result<Content> {
+    // At most three bytes of a cut multi-byte sequence, or one CR, wait in front of the next part.
+    if buf.len() < part_len + 3 {
+        buf.resize(part_len + 3, 0);
+    }
+    let (mut carried, mut has_cr) = (0, false);
+    loop {
+        let n_read = read_full(file, &mut buf[carried..carried + part_len])?;
+        let (end, at_end) = (carried + n_read, n_read < part_len);
+        let mut ready = match check_text(&buf[..end], &mut has_cr) {
+            Checked::Valid(n_valid) if !at_end || n_valid == end => n_valid,
+            Checked::Valid(_) => return Ok(Content::NotUtf8),
+            Checked::Invalid(content) => return Ok(content),
+        };
+        if !at_end && ready == end && buf[..ready].last() == Some(&b'\r') {
+            ready -= 1;
+        }
+        if has_cr {
+            crate::text::replace_lone_cr(&mut buf[..ready]);
+        }
+        on_text(&mut buf[..ready]);
+        if at_end {
+            return Ok(Content::Text { has_cr });
+        }
+        buf.copy_within(ready..end, 0);
+        carried = end - ready;
+    }
+}
+
+/// Reads until `out` is full or the file ends; the bytes read.
+fn read_full(file: &mut File, out: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < out.len() {
+        match file.read(&mut out[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(n)
+}
+
 /// Reads a file chunk by chunk through `buf`, checking for NUL bytes and invalid UTF-8.
 pub(super) fn check_streamed(file: &mut File, buf: &mut Vec<u8>) -> io::Result<Content> {
     buf.clear();

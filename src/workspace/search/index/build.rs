@@ -7,7 +7,7 @@
 //! match against, so a file whose trigrams do not admit a query cannot hold a matching line.
 
 use std::num::NonZeroUsize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -18,9 +18,9 @@ use super::runs;
 use super::segment::{self, FileRecord};
 use super::{FileMeta, FileState};
 use crate::workspace::opened::TraversalOpener;
-use crate::workspace::search::content::read_whole;
+use crate::workspace::search::content::stream_text;
 use crate::workspace::search::shared::lock;
-use crate::workspace::search::{Content, WHOLE_FILE_LIMIT};
+use crate::workspace::search::{CHUNK_SIZE, Content, WHOLE_FILE_LIMIT};
 use crate::workspace::write::is_temp_name;
 
 /// The files of the tree below `dir` (relative to `root`, sorted), with the walk rules of a search
@@ -81,7 +81,9 @@ pub fn relative(root: &Path, path: &Path) -> Option<String> {
 
 /// A reusable per-thread state for reading files and collecting trigrams.
 pub struct Extractor {
+    /// The part of a file being read (files are read in parts, so memory does not grow with them).
     buf: Vec<u8>,
+    part_len: usize,
     /// One bit per trigram, set for those already in `trigrams`.
     seen: Box<[u64; TRIGRAMS / 64]>,
     pub trigrams: Vec<Trigram>,
@@ -91,8 +93,13 @@ pub struct Extractor {
 impl Extractor {
     /// An extractor for files below `root`.
     pub fn new(root: &Path) -> Extractor {
+        Extractor::with_parts(root, CHUNK_SIZE)
+    }
+
+    fn with_parts(root: &Path, part_len: usize) -> Extractor {
         Extractor {
             buf: Vec::new(),
+            part_len,
             seen: Box::new([0; TRIGRAMS / 64]),
             trigrams: Vec::new(),
             opener: TraversalOpener::beneath(root),
@@ -116,61 +123,90 @@ impl Extractor {
         if meta.size > WHOLE_FILE_LIMIT {
             return Some((meta, FileState::Unindexed));
         }
-        let state = match read_whole(&mut file, meta.size, &mut self.buf) {
-            Ok(Content::Text { has_cr }) => {
-                if has_cr {
-                    crate::text::replace_lone_cr(&mut self.buf);
-                }
-                self.collect();
-                FileState::Text
-            }
+        let mut collect = Collect { seen: &mut self.seen, trigrams: &mut self.trigrams, tail: [0; 2], tail_len: 0 };
+        let content = stream_text(&mut file, self.part_len, &mut self.buf, &mut |text| collect.part(text));
+        for t in &self.trigrams {
+            self.seen[(t >> 6) as usize] = 0;
+        }
+        let state = match content {
+            Ok(Content::Text { .. }) => return Some((meta, FileState::Text)),
             Ok(Content::Binary) => FileState::Binary,
             Ok(Content::NotUtf8) => FileState::NotUtf8,
             Err(_) => FileState::Unreadable,
         };
+        self.trigrams.clear();
         Some((meta, state))
     }
+}
 
-    /// Collects the distinct trigrams of `buf`, which it folds in place.
-    fn collect(&mut self) {
-        for byte in &mut self.buf {
+/// Collects the distinct trigrams of a file's text given in parts.
+struct Collect<'a> {
+    seen: &'a mut [u64; TRIGRAMS / 64],
+    trigrams: &'a mut Vec<Trigram>,
+    /// The last (at most two) folded bytes of the parts before.
+    tail: [u8; 2],
+    tail_len: usize,
+}
+
+impl Collect<'_> {
+    /// Collects the trigrams that end in `text`, which it folds in place.
+    fn part(&mut self, text: &mut [u8]) {
+        for byte in text.iter_mut() {
             *byte = fold(*byte);
+        }
+        // The windows that start in the parts before.
+        let mut head = [0u8; 4];
+        head[..self.tail_len].copy_from_slice(&self.tail[..self.tail_len]);
+        let from_text = text.len().min(2);
+        head[self.tail_len..self.tail_len + from_text].copy_from_slice(&text[..from_text]);
+        let head = &head[..self.tail_len + from_text];
+        for window in head.windows(3) {
+            self.add(trigram(window[0], window[1], window[2]));
         }
         // Each window's trigram is computed from its own three bytes: no iteration waits for the
         // one before.
-        for window in self.buf.windows(3) {
-            let t = trigram(window[0], window[1], window[2]);
-            let (word, bit) = (&mut self.seen[(t >> 6) as usize & (TRIGRAMS / 64 - 1)], 1u64 << (t & 63));
-            if *word & bit == 0 {
-                *word |= bit;
-                self.trigrams.push(t);
-            }
+        for window in text.windows(3) {
+            self.add(trigram(window[0], window[1], window[2]));
         }
-        for t in &self.trigrams {
-            self.seen[(t >> 6) as usize] = 0;
+        let last = if text.len() >= 2 { &text[text.len() - 2..] } else { &head[head.len().saturating_sub(2)..] };
+        self.tail[..last.len()].copy_from_slice(last);
+        self.tail_len = last.len();
+    }
+
+    fn add(&mut self, t: Trigram) {
+        let (word, bit) = (&mut self.seen[(t >> 6) as usize & (TRIGRAMS / 64 - 1)], 1u64 << (t & 63));
+        if *word & bit == 0 {
+            *word |= bit;
+            self.trigrams.push(t);
         }
     }
 }
 
-/// Files per batch: each batch's pairs are sorted and written as one run by one thread.
+/// Files per batch: each thread takes a batch of consecutive files at a time.
 const BATCH: usize = 256;
-/// Runs merged at most (each holds a file open during the merge); larger trees get larger batches.
-const MAX_RUNS: usize = 512;
+/// Batches at most; larger trees get larger batches.
+const MAX_BATCHES: usize = 256;
+/// Pairs a thread holds per file of its batch before it sorts them and writes them as a run: the
+/// memory held is bounded by this, not by the sizes of the files (one batch can be written as
+/// several runs). Scaled by the batch length, so the runs merged stay about as many as batches
+/// plus the average distinct trigrams per file.
+const PAIRS_PER_FILE: usize = 1024;
 
-/// A batch's file records and where its run holds each bucket of trigrams.
-type Batch = (Vec<FileRecord>, runs::RunTable);
+/// A batch's file records and its runs, in file order.
+type Batch = (Vec<FileRecord>, Vec<runs::Run>);
 
-/// Builds the segment of `files` (sorted paths relative to `root`) at `out`.
+/// Builds the segment of `files` (sorted paths relative to `root`) for `out`, written but not yet
+/// durable.
 pub fn build(
     root: &Path,
     files: Vec<String>,
     out: &Path,
     built_at_ns: i64,
     stop: &(dyn Fn() -> bool + Sync),
-) -> std::io::Result<()> {
-    let batch_len = files.len().div_ceil(MAX_RUNS).max(BATCH);
+) -> std::io::Result<segment::Unsynced> {
+    let batch_len = files.len().div_ceil(MAX_BATCHES).max(BATCH);
     let n_batches = files.len().div_ceil(batch_len);
-    let run_path = |batch: usize| out.with_extension(format!("run{batch}.tmp"));
+    let run_pairs = batch_len * PAIRS_PER_FILE;
     let next = AtomicUsize::new(0);
     let batches: Mutex<Vec<Option<Batch>>> = Mutex::new((0..n_batches).map(|_| None).collect());
     let failure: Mutex<Option<std::io::Error>> = Mutex::new(None);
@@ -180,25 +216,40 @@ pub fn build(
             scope.spawn(|| {
                 super::worker::lower_priority();
                 let mut extractor = Extractor::new(root);
-                let mut pairs: Vec<u64> = Vec::new();
+                let mut pairs: Vec<u64> = Vec::with_capacity(run_pairs);
+                // Sorts the pairs (ids grow within a batch, so a stable sort by trigram sorts
+                // them) and writes them as the batch's next run.
+                let write = |pairs: &mut Vec<u64>, batch: usize, runs: &mut Vec<runs::Run>| {
+                    radsort::sort_by_key(pairs, |pair| (pair >> 32) as Trigram);
+                    let path = out.with_extension(format!("run{batch}-{}.tmp", runs.len()));
+                    runs.push(runs::write_run(&path, pairs)?);
+                    pairs.clear();
+                    std::io::Result::Ok(())
+                };
+                let mut index_batch = |batch: usize| -> std::io::Result<Batch> {
+                    let range = batch * batch_len..((batch + 1) * batch_len).min(files.len());
+                    let (mut records, mut runs) = (Vec::with_capacity(range.len()), Vec::new());
+                    for (id, rel) in (range.start..).zip(&files[range]) {
+                        let (meta, state) =
+                            extractor.read(&root.join(rel)).unwrap_or((FileMeta::default(), FileState::Unreadable));
+                        pairs.extend(extractor.trigrams.iter().map(|t| u64::from(*t) << 32 | id as u64));
+                        records.push(FileRecord { path: rel.clone(), meta, state });
+                        if pairs.len() >= run_pairs {
+                            write(&mut pairs, batch, &mut runs)?;
+                        }
+                    }
+                    if !pairs.is_empty() {
+                        write(&mut pairs, batch, &mut runs)?;
+                    }
+                    Ok((records, runs))
+                };
                 loop {
                     let batch = next.fetch_add(1, Ordering::Relaxed);
                     if batch >= n_batches || stop() || lock(&failure).is_some() {
                         return;
                     }
-                    let range = batch * batch_len..((batch + 1) * batch_len).min(files.len());
-                    let mut batch_records = Vec::with_capacity(range.len());
-                    pairs.clear();
-                    for (id, rel) in (range.start..).zip(&files[range]) {
-                        let (meta, state) =
-                            extractor.read(&root.join(rel)).unwrap_or((FileMeta::default(), FileState::Unreadable));
-                        pairs.extend(extractor.trigrams.iter().map(|t| u64::from(*t) << 32 | id as u64));
-                        batch_records.push(FileRecord { path: rel.clone(), meta, state });
-                    }
-                    // Ids grow within the batch, so a stable sort by trigram sorts the pairs.
-                    radsort::sort_by_key(&mut pairs, |pair| (pair >> 32) as Trigram);
-                    match runs::write_run(&run_path(batch), &pairs) {
-                        Ok(table) => lock(&batches)[batch] = Some((batch_records, table)),
+                    match index_batch(batch) {
+                        Ok(indexed) => lock(&batches)[batch] = Some(indexed),
                         Err(err) => {
                             lock(&failure).get_or_insert(err);
                             return;
@@ -208,47 +259,97 @@ pub fn build(
             });
         }
     });
-    let merged = || -> std::io::Result<()> {
-        if let Some(err) = lock(&failure).take() {
-            return Err(err);
-        }
-        if stop() {
-            return Err(std::io::Error::other("stopped"));
-        }
-        let (records, tables): (Vec<Vec<FileRecord>>, Vec<runs::RunTable>) =
-            std::mem::take(&mut *lock(&batches)).into_iter().flatten().unzip();
-        if tables.len() != n_batches {
-            return Err(std::io::Error::other("a batch of files was not indexed"));
-        }
-        let records: Vec<FileRecord> = records.into_iter().flatten().collect();
-        let paths: Vec<PathBuf> = (0..n_batches).map(run_path).collect();
-        // Each thread merges one range of trigrams into its part; the parts are joined in order.
-        let ranges = runs::split(&tables, threads);
-        let parts: Vec<std::io::Result<segment::Part>> = std::thread::scope(|scope| {
-            let merges: Vec<_> = ranges
-                .iter()
-                .enumerate()
-                .map(|(i, buckets)| {
-                    let (paths, tables) = (&paths, &tables);
-                    scope.spawn(move || {
-                        super::worker::lower_priority();
-                        let mut merge = runs::Merge::open(paths, tables, buckets.clone())?;
-                        segment::write_part(out, i, &mut merge)
-                    })
-                })
-                .collect();
-            merges
-                .into_iter()
-                .map(|merge| merge.join().unwrap_or_else(|_| Err(std::io::Error::other("a merge failed"))))
-                .collect()
-        });
-        // Parts remove their files when dropped, on failure too.
-        let parts = parts.into_iter().collect::<std::io::Result<Vec<segment::Part>>>()?;
-        segment::write(out, built_at_ns, &records, &parts)
-    };
-    let result = merged();
-    for batch in 0..n_batches {
-        let _ = std::fs::remove_file(run_path(batch));
+    if let Some(err) = lock(&failure).take() {
+        return Err(err);
     }
-    result
+    if stop() {
+        return Err(std::io::Error::other("stopped"));
+    }
+    let batches = std::mem::take(&mut *lock(&batches));
+    if batches.iter().any(Option::is_none) {
+        return Err(std::io::Error::other("a batch of files was not indexed"));
+    }
+    let (records, runs): (Vec<Vec<FileRecord>>, Vec<Vec<runs::Run>>) = batches.into_iter().flatten().unzip();
+    let records: Vec<FileRecord> = records.into_iter().flatten().collect();
+    // Runs in file order; they remove their files when dropped, on failure too.
+    let runs: Vec<runs::Run> = runs.into_iter().flatten().collect();
+    // Each thread merges one range of trigrams into its part; the parts are joined in order.
+    let ranges = runs::split(&runs, threads);
+    let parts: Vec<std::io::Result<segment::Part>> = std::thread::scope(|scope| {
+        let merges: Vec<_> = ranges
+            .iter()
+            .enumerate()
+            .map(|(i, buckets)| {
+                let runs = &runs;
+                scope.spawn(move || {
+                    super::worker::lower_priority();
+                    let mut merge = runs::Merge::open(runs, buckets.clone())?;
+                    segment::write_part(out, i, &mut merge)
+                })
+            })
+            .collect();
+        merges
+            .into_iter()
+            .map(|merge| merge.join().unwrap_or_else(|_| Err(std::io::Error::other("a merge failed"))))
+            .collect()
+    });
+    drop(runs);
+    // Parts remove their files when dropped, on failure too.
+    let parts = parts.into_iter().collect::<std::io::Result<Vec<segment::Part>>>()?;
+    segment::write(out, built_at_ns, &records, &parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    /// The distinct trigrams of a whole text, computed directly.
+    fn expected(text: &[u8]) -> BTreeSet<Trigram> {
+        let mut text = text.to_vec();
+        crate::text::replace_lone_cr(&mut text);
+        let folded: Vec<u8> = text.iter().map(|b| fold(*b)).collect();
+        folded.windows(3).map(|w| trigram(w[0], w[1], w[2])).collect()
+    }
+
+    fn extracted(root: &Path, name: &str, part_len: usize) -> (FileState, BTreeSet<Trigram>) {
+        let mut extractor = Extractor::with_parts(root, part_len);
+        let (_, state) = extractor.read(&root.join(name)).unwrap();
+        (state, extractor.trigrams.iter().copied().collect())
+    }
+
+    #[test]
+    fn files_read_in_parts_give_the_trigrams_of_the_whole_text() {
+        let dir = tempfile::tempdir().unwrap();
+        // Pieces that cross part boundaries: CR LF, lone CRs, CR at the end, multi-byte sequences.
+        let pieces: [&[u8]; 9] =
+            [b"ab", b"\r\n", b"\r", b"\r\r", "é".as_bytes(), "€x".as_bytes(), "😀".as_bytes(), b"Zq", b"\n"];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for case in 0..40 {
+            let mut text = Vec::new();
+            for _ in 0..(case * 3 + 1) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                text.extend_from_slice(pieces[(seed % pieces.len() as u64) as usize]);
+            }
+            let name = format!("f{case}.txt");
+            std::fs::write(dir.path().join(&name), &text).unwrap();
+            for part_len in [1, 2, 3, 4, 5, 7, 64, 1 << 16] {
+                let (state, trigrams) = extracted(dir.path(), &name, part_len);
+                assert_eq!(state, FileState::Text, "case {case}, parts of {part_len}");
+                assert_eq!(trigrams, expected(&text), "case {case}, parts of {part_len}: {text:?}");
+            }
+        }
+        // A NUL or a broken sequence in a late part makes the whole file binary or not UTF-8.
+        std::fs::write(dir.path().join("nul"), [&b"abcdefgh"[..], b"\0"].concat()).unwrap();
+        std::fs::write(dir.path().join("cut"), [b"abcdefgh".as_slice(), &"é".as_bytes()[..1]].concat()).unwrap();
+        std::fs::write(dir.path().join("bad"), [b"abcdefgh".as_slice(), b"\xff", b"ijk"].concat()).unwrap();
+        for part_len in [1, 3, 4, 64] {
+            assert_eq!(extracted(dir.path(), "nul", part_len), (FileState::Binary, BTreeSet::new()));
+            assert_eq!(extracted(dir.path(), "cut", part_len), (FileState::NotUtf8, BTreeSet::new()));
+            assert_eq!(extracted(dir.path(), "bad", part_len), (FileState::NotUtf8, BTreeSet::new()));
+        }
+    }
 }

@@ -1,6 +1,7 @@
-//! The build's sorted runs: each batch of files leaves its (trigram, file id) pairs, sorted, in a
-//! temporary file beside the index, and the runs are merged in trigram order into the segment's
-//! posting lists. The build thus holds one batch's pairs per thread, never the whole index.
+//! The build's sorted runs: each batch of files leaves its (trigram, file id) pairs, sorted, in one
+//! or more temporary files beside the index, and the runs are merged in trigram order into the
+//! segment's posting lists. The build thus holds a bounded number of pairs per thread, never the
+//! whole index.
 //!
 //! A run is a sequence of groups, one per trigram in increasing order: the trigram, the number of
 //! ids, the last id, the byte length (4 bytes little-endian each), then the ids, the first one
@@ -13,10 +14,8 @@
 //! Architecture invariant: batches hold consecutive, increasing file-id ranges and the merge appends
 //! a trigram's groups in batch order, so every merged posting list is sorted.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -30,16 +29,33 @@ pub const BUCKETS: usize = TRIGRAMS >> BUCKET_SHIFT;
 
 /// Where each bucket's groups start in a run (`BUCKETS + 1` offsets, the last one its length) and
 /// how many pairs each holds.
-pub struct RunTable {
+struct RunTable {
     offsets: Vec<u64>,
-    pub pairs: Vec<u64>,
+    pairs: Vec<u64>,
+}
+
+/// A run on disk, open for the merge (one descriptor per run, read at positions by every merging
+/// thread); its file is removed when it is dropped.
+pub struct Run {
+    path: PathBuf,
+    file: File,
+    table: RunTable,
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
 }
 
 /// Writes `pairs` (`trigram << 32 | file id`, sorted) as a run at `path`.
-pub fn write_run(path: &Path, pairs: &[u64]) -> io::Result<RunTable> {
-    let mut out = BufWriter::with_capacity(64 << 10, File::create(path)?);
+pub fn write_run(path: &Path, pairs: &[u64]) -> io::Result<Run> {
+    let file = File::options().read(true).write(true).create(true).truncate(true).open(path)?;
+    let mut run =
+        Run { path: path.to_owned(), file, table: RunTable { offsets: vec![0; BUCKETS + 1], pairs: vec![0; BUCKETS] } };
+    let mut out = BufWriter::with_capacity(64 << 10, &run.file);
     let mut writer = PostingWriter::default();
-    let mut table = RunTable { offsets: vec![0; BUCKETS + 1], pairs: vec![0; BUCKETS] };
+    let table = &mut run.table;
     let (mut at, mut written, mut bucket) = (0, 0u64, 0);
     while at < pairs.len() {
         let tri = (pairs[at] >> 32) as Trigram;
@@ -61,13 +77,33 @@ pub fn write_run(path: &Path, pairs: &[u64]) -> io::Result<RunTable> {
         written += 16 + u64::from(len);
     }
     table.offsets[bucket..].fill(written);
-    out.into_inner().map_err(io::IntoInnerError::into_error)?;
-    Ok(table)
+    out.flush()?;
+    drop(out);
+    Ok(run)
+}
+
+/// A section of a run, read at its own position through the run's shared descriptor.
+struct Section<'a> {
+    file: &'a File,
+    at: u64,
+    end: u64,
+}
+
+impl Read for Section<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let want = buf.len().min(usize::try_from(self.end - self.at).unwrap_or(usize::MAX));
+        #[cfg(unix)]
+        let n = std::os::unix::fs::FileExt::read_at(self.file, &mut buf[..want], self.at)?;
+        #[cfg(windows)]
+        let n = std::os::windows::fs::FileExt::seek_read(self.file, &mut buf[..want], self.at)?;
+        self.at += n as u64;
+        Ok(n)
+    }
 }
 
 /// Splits the buckets into at most `parts` consecutive ranges holding about equal numbers of pairs.
-pub fn split(tables: &[RunTable], parts: usize) -> Vec<Range<usize>> {
-    let per_bucket: Vec<u64> = (0..BUCKETS).map(|b| tables.iter().map(|t| t.pairs[b]).sum()).collect();
+pub fn split(runs: &[Run], parts: usize) -> Vec<Range<usize>> {
+    let per_bucket: Vec<u64> = (0..BUCKETS).map(|b| runs.iter().map(|run| run.table.pairs[b]).sum()).collect();
     let total: u64 = per_bucket.iter().sum();
     let mut ranges = Vec::new();
     let (mut start, mut sum) = (0, 0u64);
@@ -97,68 +133,83 @@ fn read_group(reader: &mut impl BufRead, bytes: &mut Vec<u8>) -> io::Result<Opti
 }
 
 /// The runs merged: each trigram of a range of buckets with its whole posting list, in increasing
-/// trigram order.
-pub struct Merge {
-    readers: Vec<BufReader<io::Take<File>>>,
-    /// Each run's current group: its count and last id (its ids are in `bytes`).
-    heads: Vec<(u32, u32)>,
+/// trigram order. A bucket at a time, each run's groups in it are appended, run after run, to
+/// the lists of the bucket's trigrams (runs hold increasing ids, so every list stays sorted); the
+/// lists are then given out in trigram order.
+pub struct Merge<'a> {
+    readers: Vec<BufReader<Section<'a>>>,
+    /// Each run's next group: its trigram, count and last id (its ids are in `bytes`), if any.
+    heads: Vec<Option<(Trigram, u32, u32)>>,
     bytes: Vec<Vec<u8>>,
-    /// The next trigram of each run, smallest first; for equal trigrams, the earlier run first.
-    heap: BinaryHeap<Reverse<(Trigram, usize)>>,
-    /// The list being merged, reused from trigram to trigram.
-    writer: PostingWriter,
+    /// The bucket whose lists are given out.
+    bucket: usize,
+    /// The lists of that bucket's trigrams, by their low bits, reused from bucket to bucket, and
+    /// the next one to look at.
+    lists: Vec<PostingWriter>,
+    slot: usize,
 }
 
-impl Merge {
-    /// Merges the `buckets` of the runs at `paths`, described by `tables`.
-    pub fn open(paths: &[PathBuf], tables: &[RunTable], buckets: Range<usize>) -> io::Result<Merge> {
+/// Trigrams per bucket.
+const SLOTS: usize = 1 << BUCKET_SHIFT;
+
+impl Merge<'_> {
+    /// Merges the `buckets` of `runs`.
+    pub fn open(runs: &[Run], buckets: Range<usize>) -> io::Result<Merge<'_>> {
         let mut merge = Merge {
             readers: Vec::new(),
             heads: Vec::new(),
             bytes: Vec::new(),
-            heap: BinaryHeap::new(),
-            writer: PostingWriter::default(),
+            bucket: 0,
+            lists: (0..SLOTS).map(|_| PostingWriter::default()).collect(),
+            slot: SLOTS,
         };
-        for (i, (path, table)) in paths.iter().zip(tables).enumerate() {
-            let (from, to) = (table.offsets[buckets.start], table.offsets[buckets.end]);
-            let mut file = File::open(path)?;
-            file.seek(SeekFrom::Start(from))?;
-            let mut reader = BufReader::with_capacity(16 << 10, file.take(to - from));
+        for run in runs {
+            let (at, end) = (run.table.offsets[buckets.start], run.table.offsets[buckets.end]);
+            let mut reader = BufReader::with_capacity(16 << 10, Section { file: &run.file, at, end });
             let mut bytes = Vec::new();
-            let head = match read_group(&mut reader, &mut bytes)? {
-                Some((tri, count, last)) => {
-                    merge.heap.push(Reverse((tri, i)));
-                    (count, last)
-                }
-                None => (0, 0),
-            };
+            merge.heads.push(read_group(&mut reader, &mut bytes)?);
             merge.readers.push(reader);
-            merge.heads.push(head);
             merge.bytes.push(bytes);
         }
         Ok(merge)
     }
-}
 
-impl Postings for Merge {
-    fn next_list(&mut self) -> io::Result<Option<(Trigram, u32, &[u8])>> {
-        let Some(&Reverse((tri, _))) = self.heap.peek() else { return Ok(None) };
-        self.writer.reset();
-        while let Some(&Reverse((next, i))) = self.heap.peek() {
-            if next != tri {
-                break;
-            }
-            self.heap.pop();
-            let (count, last) = self.heads[i];
-            let bytes = &self.bytes[i];
-            let first = get_varint(bytes).map_or(0, |(first, _)| first);
-            self.writer.append(bytes, count, first, last);
-            if let Some((tri, count, last)) = read_group(&mut self.readers[i], &mut self.bytes[i])? {
-                self.heap.push(Reverse((tri, i)));
-                self.heads[i] = (count, last);
+    /// Merges the next bucket that any run holds into `lists`; `false` after the last.
+    fn fill(&mut self) -> io::Result<bool> {
+        let Some(bucket) = self.heads.iter().flatten().map(|(tri, _, _)| (tri >> BUCKET_SHIFT) as usize).min() else {
+            return Ok(false);
+        };
+        for list in self.lists.iter_mut().filter(|list| list.count > 0) {
+            list.reset();
+        }
+        for (i, reader) in self.readers.iter_mut().enumerate() {
+            while let Some((tri, count, last)) = self.heads[i]
+                && (tri >> BUCKET_SHIFT) as usize == bucket
+            {
+                let bytes = &self.bytes[i];
+                let first = get_varint(bytes).map_or(0, |(first, _)| first);
+                self.lists[tri as usize & (SLOTS - 1)].append(bytes, count, first, last);
+                self.heads[i] = read_group(reader, &mut self.bytes[i])?;
             }
         }
-        Ok(Some((tri, self.writer.count, &self.writer.bytes)))
+        (self.bucket, self.slot) = (bucket, 0);
+        Ok(true)
+    }
+}
+
+impl Postings for Merge<'_> {
+    fn next_list(&mut self) -> io::Result<Option<(Trigram, u32, &[u8])>> {
+        loop {
+            if let Some(slot) = (self.slot..SLOTS).find(|slot| self.lists[*slot].count > 0) {
+                self.slot = slot + 1;
+                let tri = (self.bucket << BUCKET_SHIFT | slot) as Trigram;
+                let list = &self.lists[slot];
+                return Ok(Some((tri, list.count, &list.bytes)));
+            }
+            if !self.fill()? {
+                return Ok(None);
+            }
+        }
     }
 }
 
@@ -188,9 +239,9 @@ mod tests {
             vec![],
         ];
         let paths: Vec<PathBuf> = (0..runs.len()).map(|i| dir.path().join(format!("run{i}"))).collect();
-        let tables: Vec<RunTable> = paths.iter().zip(&runs).map(|(path, run)| write_run(path, run).unwrap()).collect();
+        let runs: Vec<Run> = paths.iter().zip(&runs).map(|(path, run)| write_run(path, run).unwrap()).collect();
         let merged = |buckets: Range<usize>| {
-            let mut merge = Merge::open(&paths, &tables, buckets).unwrap();
+            let mut merge = Merge::open(&runs, buckets).unwrap();
             let mut merged: Vec<(Trigram, Vec<u32>)> = Vec::new();
             while let Some((t, n, b)) = merge.next_list().unwrap() {
                 merged.push((t, decode(b, n)));
@@ -201,10 +252,13 @@ mod tests {
         let top = [(high, vec![9, 4001]), (high + 1, vec![4002])];
         assert_eq!(merged(0..BUCKETS), [&low[..], &top[..]].concat());
         // Five pairs in bucket 0 and three in bucket 5: two parts split after bucket 0.
-        let parts = split(&tables, 2);
+        let parts = split(&runs, 2);
         assert_eq!(parts, [0..1, 1..BUCKETS]);
         assert_eq!(merged(parts[0].clone()), low);
         assert_eq!(merged(parts[1].clone()), top);
-        assert_eq!(split(&tables, 1), vec![0..BUCKETS]);
+        assert_eq!(split(&runs, 1), vec![0..BUCKETS]);
+        // Runs remove their files when dropped.
+        drop(runs);
+        assert!(paths.iter().all(|path| !path.exists()));
     }
 }

@@ -1,7 +1,7 @@
 //! The index file: every indexed file's path, metadata and state, and for each trigram the sorted
 //! list of files containing it, delta- and varint-encoded. It is written once (to a temporary
-//! name, then renamed) and read through a memory map, so a query touches only the pages of the
-//! trigrams it asks for and the file table.
+//! name, mapped and used at once, then made durable and renamed) and read through a memory map, so
+//! a query touches only the pages of the trigrams it asks for and the file table.
 //!
 //! Layout (little-endian): a 72-byte header (magic, version, counts, section offsets), the file
 //! records (40 bytes each, sorted by path), the path bytes, the trigram table (16 bytes each, sorted
@@ -86,9 +86,43 @@ pub fn write_part(path: &Path, n: usize, postings: &mut impl Postings) -> io::Re
     written.map(|()| part)
 }
 
-/// Writes a segment to `path` (through `path.tmp`, renamed at the end) from `parts` in increasing
-/// trigram order.
-pub fn write(path: &Path, built_at_ns: i64, files: &[FileRecord], parts: &[Part]) -> io::Result<()> {
+/// A segment written completely under its temporary name: it can be opened there at once, and
+/// [`Unsynced::persist`] makes it durable and renames it to its own name (removed if dropped
+/// before), so that name only ever holds a segment that survives a crash of the machine.
+pub struct Unsynced {
+    tmp: PathBuf,
+    path: PathBuf,
+    file: Option<File>,
+}
+
+impl Unsynced {
+    /// Where the segment can be opened until it is persisted.
+    pub fn tmp_path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Flushes the segment to the disk and renames it into place; a segment mapped from the
+    /// temporary name stays valid (the inode is the same).
+    pub fn persist(mut self) -> io::Result<()> {
+        let synced = self.file.take().map_or(Ok(()), |file| file.sync_all());
+        let persisted = synced.and_then(|()| std::fs::rename(&self.tmp, &self.path));
+        if persisted.is_err() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+        persisted
+    }
+}
+
+impl Drop for Unsynced {
+    fn drop(&mut self) {
+        if self.file.is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Writes a segment for `path` under its temporary name from `parts` in increasing trigram order.
+pub fn write(path: &Path, built_at_ns: i64, files: &[FileRecord], parts: &[Part]) -> io::Result<Unsynced> {
     let tmp = path.with_extension("tmp");
     let mut out = BufWriter::with_capacity(256 << 10, File::create(&tmp)?);
     let files_off = HEADER as u64;
@@ -140,9 +174,7 @@ pub fn write(path: &Path, built_at_ns: i64, files: &[FileRecord], parts: &[Part]
     let mut file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
     file.seek(SeekFrom::Start(0))?;
     file.write_all(&header)?;
-    file.sync_all()?;
-    drop(file);
-    std::fs::rename(&tmp, path)
+    Ok(Unsynced { tmp, path: path.to_owned(), file: Some(file) })
 }
 
 /// Appends sorted file ids to one trigram's posting list.

@@ -1,6 +1,7 @@
 //! File notifications for the index: on Linux, inotify watches on every directory the index covers
 //! (dot-directories are not entered, as the search does not enter them) and on the index directory,
-//! where searches write barrier files. Elsewhere there are none, and every search scans.
+//! where searches write barrier files. Each directory is listed once its watch exists, which gives
+//! the index its file list without a second walk. Elsewhere there are none, and every search scans.
 //!
 //! One thread reads the inotify queue in order, so when a search's barrier notification arrives,
 //! every notification queued before it has been applied. A directory that appears (created or
@@ -52,7 +53,7 @@ pub use linux::start;
 
 /// Notifications are not available on this platform: every search scans.
 #[cfg(not(target_os = "linux"))]
-pub fn start(_shared: &Arc<Shared>) -> Result<(), String> {
+pub fn start(_shared: &Arc<Shared>) -> Result<Vec<String>, String> {
     Err("file notifications for the index are only implemented on Linux".to_owned())
 }
 
@@ -68,6 +69,7 @@ mod linux {
 
     use super::super::Shared;
     use super::barrier_prefix;
+    use crate::workspace::write::is_temp_name;
 
     /// The watched directories, by descriptor: their paths relative to the root.
     struct Watched {
@@ -100,8 +102,9 @@ mod linux {
 
     impl Watched {
         /// Watches `rel` (relative to `root`; `""` is the root) and every directory below it that a
-        /// search enters.
-        fn add_tree(&mut self, root: &Path, rel: &str) -> Result<(), String> {
+        /// search enters, listing each directory after its watch exists; appends the files found
+        /// (relative to `root`, unsorted) to `files`, with the walk rules of `build::walk`.
+        fn add_tree(&mut self, root: &Path, rel: &str, files: &mut Vec<String>) -> Result<(), String> {
             let mut stack = vec![rel.to_owned()];
             while let Some(dir) = stack.pop() {
                 let abs = if dir.is_empty() { root.to_path_buf() } else { root.join(&dir) };
@@ -121,15 +124,20 @@ mod linux {
                 }
                 let Ok(entries) = std::fs::read_dir(&abs) else { continue };
                 for entry in entries.flatten() {
-                    let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                    let Ok(kind) = entry.file_type() else { continue };
                     let name = entry.file_name();
-                    if !is_dir || name.as_encoded_bytes().first() == Some(&b'.') {
+                    if kind.is_dir() && name.as_encoded_bytes().first() == Some(&b'.') {
                         continue;
                     }
                     let Some(name) = name.to_str() else {
-                        return Err("a directory name is not valid Unicode".to_owned());
+                        return Err("a file name is not valid Unicode".to_owned());
                     };
-                    stack.push(if dir.is_empty() { name.to_owned() } else { format!("{dir}/{name}") });
+                    let path = if dir.is_empty() { name.to_owned() } else { format!("{dir}/{name}") };
+                    if kind.is_dir() {
+                        stack.push(path);
+                    } else if kind.is_file() && !is_temp_name(name) {
+                        files.push(path);
+                    }
                 }
             }
             Ok(())
@@ -149,20 +157,24 @@ mod linux {
         }
     }
 
-    /// Watches the tree and the index directory, then reads notifications on a thread of its own.
-    pub fn start(shared: &Arc<Shared>) -> Result<(), String> {
+    /// Watches the tree and the index directory, then reads notifications on a thread of its own;
+    /// returns the tree's files as `build::walk` lists them (each listed after its directory was
+    /// watched, so a change after its listing is notified).
+    pub fn start(shared: &Arc<Shared>) -> Result<Vec<String>, String> {
         let inotify = Inotify::init().map_err(|err| format!("file notifications are unavailable: {err}"))?;
         let mut watches = inotify.watches();
         let index_dir = watches
             .add(&shared.dir, WatchMask::CREATE | WatchMask::ONLYDIR)
             .map_err(|err| format!("the index directory could not be watched: {err}"))?;
         let mut watched = Watched { watches, dirs: HashMap::new(), index_dir };
-        watched.add_tree(&shared.root, "")?;
+        let mut files = Vec::new();
+        watched.add_tree(&shared.root, "", &mut files)?;
+        files.sort_unstable();
         let shared = shared.clone();
         std::thread::Builder::new()
             .name("search-index-watch".into())
             .spawn(move || read_loop(inotify, watched, &shared))
-            .map(|_| ())
+            .map(|_| files)
             .map_err(|err| format!("the notification thread could not start: {err}"))
     }
 
@@ -185,7 +197,7 @@ mod linux {
                 if event.mask.contains(EventMask::Q_OVERFLOW) {
                     // The lost notifications may have announced new directories: watch the whole
                     // tree again (existing watches are kept) before the re-check walks it.
-                    if let Err(reason) = watched.add_tree(&shared.root, "") {
+                    if let Err(reason) = watched.add_tree(&shared.root, "", &mut Vec::new()) {
                         shared.unavailable(reason);
                         return;
                     }
@@ -220,7 +232,7 @@ mod linux {
                 }
                 if is_dir
                     && event.mask.intersects(EventMask::CREATE | EventMask::MOVED_TO)
-                    && let Err(reason) = watched.add_tree(&shared.root, &rel)
+                    && let Err(reason) = watched.add_tree(&shared.root, &rel, &mut Vec::new())
                 {
                     shared.unavailable(reason);
                     return;

@@ -51,10 +51,10 @@ fn run(shared: &Arc<Shared>) {
         shared.unavailable(format!("the index directory could not be created: {err}"));
         return;
     }
-    if let Err(reason) = watch::start(shared) {
-        shared.unavailable(reason);
-        return;
-    }
+    let listed = match watch::start(shared) {
+        Ok(files) => files,
+        Err(reason) => return shared.unavailable(reason),
+    };
     while shared.options.hold_build.as_ref().is_some_and(|hold| hold.load(Ordering::SeqCst)) {
         if shared.stop.load(Ordering::SeqCst) {
             return;
@@ -62,29 +62,28 @@ fn run(shared: &Arc<Shared>) {
         std::thread::sleep(Duration::from_millis(5));
     }
     let path = shared.dir.join(FILE_NAME);
-    let mut built_here = false;
-    let segment = match Segment::open(&path) {
-        Ok(segment) => segment,
+    // A segment built here is used at once and made durable afterwards.
+    let mut unsynced = None;
+    let (segment, listed) = match Segment::open(&path) {
+        Ok(segment) => (segment, Some(listed)),
         Err(_) => {
-            built_here = true;
             let built_at = now_ns();
-            let files = match build::walk(&shared.root, &shared.root) {
-                Ok(files) => files,
-                Err(reason) => return shared.unavailable(reason),
-            };
             let stop = || shared.stop.load(Ordering::SeqCst);
-            if let Err(err) = build::build(&shared.root, files, &path, built_at, &stop) {
-                if !stop() {
-                    shared.unavailable(format!("the index could not be written: {err}"));
+            let written = match build::build(&shared.root, listed, &path, built_at, &stop) {
+                Ok(written) => written,
+                Err(_) if stop() => return,
+                Err(err) => return shared.unavailable(format!("the index could not be written: {err}")),
+            };
+            match Segment::open(written.tmp_path()) {
+                Ok(segment) => {
+                    unsynced = Some(written);
+                    (segment, None)
                 }
-                return;
-            }
-            match Segment::open(&path) {
-                Ok(segment) => segment,
                 Err(err) => return shared.unavailable(format!("the index could not be read back: {err}")),
             }
         }
     };
+    let built_here = unsynced.is_some();
     let compare = {
         let mut inner = shared.inner.write();
         inner.dead = vec![0; segment.len().div_ceil(64)];
@@ -97,19 +96,29 @@ fn run(shared: &Arc<Shared>) {
         }
         !current
     };
+    if let Some(written) = unsynced
+        && let Err(err) = written.persist()
+    {
+        tracing::warn!("the search index could not be saved for the next start: {err}");
+    }
     // An index from an earlier run, or one whose notifications were lost during its build, may
     // differ from the tree: compare.
     if compare {
-        recheck(shared);
+        match listed {
+            // The listing was taken before any notification could be lost.
+            Some(files) => recheck(shared, 0, files),
+            None => walk_and_recheck(shared),
+        }
     }
     let mut extractor = Extractor::new(&shared.root);
     while !shared.stop.load(Ordering::SeqCst) {
         let recheck_now = {
             let mut inner = shared.inner.write();
-            std::mem::take(&mut inner.recheck_wanted) && matches!(inner.phase, Phase::Lost(_))
+            // Still building: notifications were lost during the first build or re-check.
+            std::mem::take(&mut inner.recheck_wanted) && matches!(inner.phase, Phase::Lost(_) | Phase::Building)
         };
         if recheck_now {
-            recheck(shared);
+            walk_and_recheck(shared);
             continue;
         }
         if matches!(shared.inner.read().phase, Phase::Unavailable(_)) {
@@ -201,14 +210,19 @@ fn reindex(shared: &Shared, extractor: &mut Extractor, rel: &str, generation: u6
     }
 }
 
-/// Compares the tree with the index and marks every difference changed; the index is ready after
-/// it unless notifications were lost meanwhile.
-fn recheck(shared: &Shared) {
+/// Walks the tree (after the notifications lost so far) and re-checks the index against it.
+fn walk_and_recheck(shared: &Shared) {
     let lost_before = shared.inner.read().lost_generation;
-    let files = match build::walk(&shared.root, &shared.root) {
-        Ok(files) => files,
-        Err(reason) => return shared.unavailable(reason),
-    };
+    match build::walk(&shared.root, &shared.root) {
+        Ok(files) => recheck(shared, lost_before, files),
+        Err(reason) => shared.unavailable(reason),
+    }
+}
+
+/// Compares the tree's `files` (listed after `lost_before` notifications had been lost) with the
+/// index and marks every difference changed; the index is ready after it unless notifications
+/// were lost since the listing.
+fn recheck(shared: &Shared, lost_before: u64, files: Vec<String>) {
     // A copy of what the index knows, so that the comparison (a stat of every file) holds no lock:
     // a search never waits for it.
     let (base, dead, delta) = {
