@@ -12,8 +12,14 @@
 //! searched bytes); a restart on the index file left behind; then each query through the index
 //! (`search_indexed`, as the server calls it), through today's scan (`search`, no index) and with
 //! `rg` (a child process, so its figure includes process start-up), alternating, best of the warm
-//! runs. ripgrep's flags reproduce the search rules as in `benches/search.rs`. The peak RSS of the
-//! process is printed after the scans alone and again after the index was built and queried.
+//! runs. ripgrep's flags reproduce the search rules as in `benches/search.rs`.
+//!
+//! Each corpus runs in a child process of its own, after another child that runs only today's
+//! scans of the same queries, as often (each once, then `RUNS` times): that child's peak RSS is
+//! today's peak on this bench, the reference of the corpus's peak after building and querying. The
+//! corpus's process also prints its peak after its first scans. Both tune the allocator as the
+//! server does (`server::heavy::tune_malloc`); the server gives freed memory back only after a
+//! second without heavy calls, so searches one after another, as here, keep theirs.
 //!
 //! This prints figures and asserts nothing about speed; it exits with failure only when counts
 //! differ or an indexed search did not answer from a ready index.
@@ -45,24 +51,19 @@ const QUERIES: [Query; 5] = [
     Query { label: "no literal", query: r"\w+\s*<\s*\d+\s*>", regex: true, case_sensitive: true },
 ];
 
+/// Which part of the benchmark a process runs: each corpus, and today's scans of it alone, run in
+/// a process of their own, so that each peak RSS is that part's own.
+const ROLE: &str = "FORGEMCP_BENCH_ROLE";
+
 fn main() -> ExitCode {
-    let Some(tree) = std::env::var_os("FORGEMCP_BENCH_TREE").map(PathBuf::from) else {
-        println!("set FORGEMCP_BENCH_TREE to a C/C++ tree (docs/performance.md: DuckDB at 044a04a7)");
-        return ExitCode::FAILURE;
+    forgemcp::server::heavy::tune_malloc();
+    let role = std::env::var(ROLE).ok();
+    let result = match role.as_deref() {
+        Some("scans") => child_env("FORGEMCP_BENCH_CORPUS").and_then(|tree| scans_only(Path::new(&tree))),
+        Some("corpus") => corpus_child(),
+        _ => orchestrate(),
     };
-    let copies: usize = std::env::var("FORGEMCP_BENCH_COPIES").ok().and_then(|n| n.parse().ok()).unwrap_or(4);
-    let cold = std::env::var("FORGEMCP_BENCH_COLD").is_ok_and(|v| v == "1");
-    let run = || -> Result<bool, String> {
-        let work = target_dir().map_err(|err| err.to_string())?.join("bench-index");
-        let tree = tree.canonicalize().map_err(|err| format!("{}: {err}", tree.display()))?;
-        let mut ok = corpus(&tree, &work.join("storage-1"), "1 copy", cold)?;
-        if copies > 1 {
-            let big = copied(&tree, &work.join(format!("x{copies}")), copies).map_err(|err| err.to_string())?;
-            ok &= corpus(&big, &work.join(format!("storage-{copies}")), &format!("{copies} copies"), false)?;
-        }
-        Ok(ok)
-    };
-    match run() {
+    match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(err) => {
@@ -72,8 +73,84 @@ fn main() -> ExitCode {
     }
 }
 
+/// Runs each corpus (one copy of the tree, then the copies) in a child process, after a child that
+/// runs only today's scans of it for the reference peak RSS.
+fn orchestrate() -> Result<bool, String> {
+    let Some(tree) = std::env::var_os("FORGEMCP_BENCH_TREE").map(PathBuf::from) else {
+        println!("set FORGEMCP_BENCH_TREE to a C/C++ tree (docs/performance.md: DuckDB at 044a04a7)");
+        return Ok(false);
+    };
+    let copies: usize = std::env::var("FORGEMCP_BENCH_COPIES").ok().and_then(|n| n.parse().ok()).unwrap_or(4);
+    let cold = std::env::var("FORGEMCP_BENCH_COLD").is_ok_and(|v| v == "1");
+    let work = target_dir().map_err(|err| err.to_string())?.join("bench-index");
+    let tree = tree.canonicalize().map_err(|err| format!("{}: {err}", tree.display()))?;
+    let mut corpora = vec![(tree.clone(), work.join("storage-1"), "1 copy".to_owned(), cold)];
+    if copies > 1 {
+        let big = copied(&tree, &work.join(format!("x{copies}")), copies).map_err(|err| err.to_string())?;
+        corpora.push((big, work.join(format!("storage-{copies}")), format!("{copies} copies"), false));
+    }
+    let mut ok = true;
+    for (tree, storage, label, cold) in corpora {
+        let (_, scans) = run_child(&[(ROLE, "scans"), ("FORGEMCP_BENCH_CORPUS", &tree.to_string_lossy())], true)?;
+        let peak =
+            scans.lines().find_map(|line| line.strip_prefix("PEAK ")).ok_or("the scans-only run printed no peak")?;
+        let vars = [
+            (ROLE, "corpus"),
+            ("FORGEMCP_BENCH_CORPUS", &tree.to_string_lossy()),
+            ("FORGEMCP_BENCH_STORAGE", &storage.to_string_lossy()),
+            ("FORGEMCP_BENCH_LABEL", &label),
+            ("FORGEMCP_BENCH_COLD", if cold { "1" } else { "0" }),
+            ("FORGEMCP_BENCH_SCANS_PEAK", peak),
+        ];
+        ok &= run_child(&vars, false)?.0;
+    }
+    Ok(ok)
+}
+
+/// Runs this benchmark again with `vars`: whether it succeeded, and its stdout when `capture` (a
+/// captured run must succeed); else its stdout is shown as it comes.
+#[expect(clippy::disallowed_methods, reason = "the benchmark runs its own parts as child processes")]
+fn run_child(vars: &[(&str, &str)], capture: bool) -> Result<(bool, String), String> {
+    let exe = std::env::current_exe().map_err(|err| err.to_string())?;
+    let mut command = std::process::Command::new(exe);
+    command.arg("--bench").envs(vars.iter().copied());
+    if !capture {
+        command.stdout(std::process::Stdio::inherit());
+    }
+    let output = command.output().map_err(|err| err.to_string())?;
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    if capture && !output.status.success() {
+        return Err(format!("a part of the benchmark failed ({}): {stdout}", output.status));
+    }
+    Ok((output.status.success(), stdout))
+}
+
+fn child_env(name: &str) -> Result<String, String> {
+    std::env::var(name).map_err(|_| format!("{name} is not set"))
+}
+
+/// Today's scans alone, as often as a corpus runs them: each query once, then `RUNS` times each;
+/// prints the process's peak RSS.
+fn scans_only(tree: &Path) -> Result<bool, String> {
+    for _ in 0..=RUNS {
+        for query in &QUERIES {
+            scan(tree, query)?;
+        }
+    }
+    println!("PEAK {:.1}", peak_rss_mib());
+    Ok(true)
+}
+
+fn corpus_child() -> Result<bool, String> {
+    let tree = PathBuf::from(child_env("FORGEMCP_BENCH_CORPUS")?);
+    let storage = PathBuf::from(child_env("FORGEMCP_BENCH_STORAGE")?);
+    let scans_peak: f64 = child_env("FORGEMCP_BENCH_SCANS_PEAK")?.parse().map_err(|_| "a bad scans peak")?;
+    let cold = child_env("FORGEMCP_BENCH_COLD")? == "1";
+    corpus(&tree, &storage, &child_env("FORGEMCP_BENCH_LABEL")?, cold, scans_peak)
+}
+
 /// All figures of one corpus; `false` when an answer differed or did not come from the index.
-fn corpus(tree: &Path, storage: &Path, label: &str, cold: bool) -> Result<bool, String> {
+fn corpus(tree: &Path, storage: &Path, label: &str, cold: bool, scans_peak: f64) -> Result<bool, String> {
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let (n_files, n_bytes) = searched_size(tree);
     println!("== {label}: {} ({n_files} files, {:.1} MB searched), {threads} threads", tree.display(), mb(n_bytes));
@@ -147,7 +224,12 @@ fn corpus(tree: &Path, storage: &Path, label: &str, cold: bool) -> Result<bool, 
             ratio(ours, theirs)
         );
     }
-    println!("peak RSS after building and querying: {:.1} MiB", peak_rss_mib());
+    let peak = peak_rss_mib();
+    println!(
+        "peak RSS after building and querying: {peak:.1} MiB = {:.2}× today's {scans_peak:.1} MiB (a process running only \
+         today's scans of these queries, as often)",
+        peak / scans_peak
+    );
     println!();
     Ok(ok)
 }

@@ -6,7 +6,7 @@ use forgemcp::config::{self, RunMode};
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
-    tune_malloc();
+    forgemcp::server::heavy::tune_malloc();
     let config = match config::load() {
         Ok(config) => config,
         Err(code) => return code,
@@ -49,25 +49,3 @@ fn main() -> ExitCode {
         }
     }
 }
-
-/// glibc's allocator, tuned before any thread starts (docs/performance.md has the figures): at most
-/// two arenas instead of eight per core, so memory freed by one thread's large reply is not kept
-/// in an arena no other thread uses; and a fixed 256 KiB mmap threshold, so every large buffer
-/// (a reply's serialization, a tree's JSON) is mapped on its own and returned to the system when
-/// freed, instead of glibc raising the threshold after the first such free and keeping the next
-/// ones in the heap. `FORGEMCP_MALLOC_DEFAULTS=1` keeps glibc's defaults (for comparisons).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-#[allow(unsafe_code)]
-fn tune_malloc() {
-    if std::env::var_os("FORGEMCP_MALLOC_DEFAULTS").is_some_and(|v| v == "1") {
-        return;
-    }
-    // SAFETY: mallopt only sets allocator parameters; it is called before any other thread exists.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 2);
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn tune_malloc() {}

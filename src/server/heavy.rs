@@ -53,23 +53,63 @@ pub struct HeavyWork {
     running: Arc<AtomicUsize>,
     peak_running: AtomicUsize,
     waiting: AtomicUsize,
-    granted: AtomicUsize,
+    granted: Arc<AtomicUsize>,
 }
 
 /// A held slot; dropping it frees the slot.
 pub struct HeavySlot {
     _permit: OwnedSemaphorePermit,
     running: Arc<AtomicUsize>,
+    /// Heavy calls started so far (a trim is due only if none started since the last one ended).
+    started: Arc<AtomicUsize>,
 }
+
+/// Quiet time after the last heavy call before its freed memory goes back to the system: a burst
+/// of calls (an agent's searches one after another) keeps its pages, which a trim after each call
+/// would make the next one fault in again (1.5 ms more for a search of DuckDB).
+const TRIM_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Drop for HeavySlot {
     fn drop(&mut self) {
         if self.running.fetch_sub(1, Ordering::SeqCst) == 1 {
-            // The last heavy call is done: what its threads freed goes back to the system.
-            release_freed_memory();
+            // The last heavy call is done: what its threads freed goes back to the system once no
+            // heavy call came for `TRIM_AFTER`, on the blocking pool, off the path of any reply.
+            let Ok(runtime) = tokio::runtime::Handle::try_current() else { return release_freed_memory() };
+            let (running, started) = (self.running.clone(), self.started.clone());
+            let started_then = started.load(Ordering::SeqCst);
+            runtime.spawn(async move {
+                tokio::time::sleep(TRIM_AFTER).await;
+                if running.load(Ordering::SeqCst) == 0 && started.load(Ordering::SeqCst) == started_then {
+                    drop(tokio::task::spawn_blocking(release_freed_memory));
+                }
+            });
         }
     }
 }
+
+/// Tunes glibc's allocator; a program calls it first, before any thread starts (the server's `main`
+/// and the search benches, which measure memory as the server uses it; docs/performance.md has the
+/// figures): at most
+/// two arenas instead of eight per core, so memory freed by one thread's large reply is not kept
+/// in an arena no other thread uses; and a fixed 256 KiB mmap threshold, so every large buffer
+/// (a reply's serialization, a tree's JSON) is mapped on its own and returned to the system when
+/// freed, instead of glibc raising the threshold after the first such free and keeping the next
+/// ones in the heap. `FORGEMCP_MALLOC_DEFAULTS=1` keeps glibc's defaults (for comparisons).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+pub fn tune_malloc() {
+    if std::env::var_os("FORGEMCP_MALLOC_DEFAULTS").is_some_and(|v| v == "1") {
+        return;
+    }
+    // SAFETY: mallopt only sets allocator parameters; it is called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn tune_malloc() {}
 
 /// Gives the pages of freed heap memory back to the system (glibc's `malloc_trim`), after a heavy
 /// call or a large reply: glibc otherwise keeps them for the process, and the freed chunks of one
@@ -103,7 +143,7 @@ impl HeavyWork {
             running: Arc::default(),
             peak_running: AtomicUsize::new(0),
             waiting: AtomicUsize::new(0),
-            granted: AtomicUsize::new(0),
+            granted: Arc::default(),
         }
     }
 
@@ -139,7 +179,7 @@ impl HeavyWork {
         self.granted.fetch_add(1, Ordering::SeqCst);
         let running = self.running.fetch_add(1, Ordering::SeqCst) + 1;
         self.peak_running.fetch_max(running, Ordering::SeqCst);
-        Some(HeavySlot { _permit: permit, running: self.running.clone() })
+        Some(HeavySlot { _permit: permit, running: self.running.clone(), started: self.granted.clone() })
     }
 }
 

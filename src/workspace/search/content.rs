@@ -26,11 +26,18 @@ pub(super) fn read_whole(file: &mut File, size_hint: u64, buf: &mut Vec<u8>) -> 
     Ok(if checked == buf.len() { Content::Text { has_cr } } else { Content::NotUtf8 })
 }
 
-/// Reads a file the search index holds as text whole into `buf`, without checking it again (the
-/// index checked it, and the notifications say it has not changed since); `None` when it has grown
-/// past `limit` since (the file is rewound, to be read as any other).
-pub(super) fn read_indexed_text(file: &mut File, limit: u64, buf: &mut Vec<u8>) -> io::Result<Option<Content>> {
+/// Reads a file the search index holds as text of `size` bytes whole into `buf` (room for exactly
+/// that many), without checking it again (the index checked it, and the notifications say it has
+/// not changed since); `None` when it has grown past `limit` since (the file is rewound, to be read
+/// as any other).
+pub(super) fn read_indexed_text(
+    file: &mut File,
+    size: u64,
+    limit: u64,
+    buf: &mut Vec<u8>,
+) -> io::Result<Option<Content>> {
     buf.clear();
+    buf.reserve_exact(usize::try_from(size.min(limit)).unwrap_or(0).saturating_add(1));
     file.by_ref().take(limit.saturating_add(1)).read_to_end(buf)?;
     if buf.len() as u64 > limit {
         file.rewind()?;

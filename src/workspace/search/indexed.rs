@@ -68,8 +68,8 @@ pub fn search_indexed(
         }
         match listed.state {
             FileState::Binary | FileState::NotUtf8 => skipped.push(rel.to_owned()),
-            FileState::Text if listed.candidate => to_read.push((rel.to_owned(), true)),
-            FileState::Unindexed if listed.candidate => to_read.push((rel.to_owned(), false)),
+            FileState::Text if listed.candidate => to_read.push((rel.to_owned(), Some(listed.size))),
+            FileState::Unindexed if listed.candidate => to_read.push((rel.to_owned(), None)),
             FileState::Text | FileState::Unindexed | FileState::Unreadable => unread += 1,
         }
     });
@@ -85,7 +85,7 @@ pub fn search_indexed(
             continue;
         }
         if meta.is_file() && !is_temp_name(name) && filter.passes(rel) {
-            to_read.push((rel.to_owned(), false));
+            to_read.push((rel.to_owned(), None));
         } else if meta.is_dir() && !name.starts_with('.') && !plan.exclusions.excludes(rel, &abs, true) {
             changed_dirs.push(abs);
         }
@@ -102,13 +102,13 @@ pub fn search_indexed(
 /// Files a reading thread takes at once.
 const RUN: usize = 16;
 
-/// Reads and searches `files` (relative to `start`, each with whether the index holds it as
+/// Reads and searches `files` (relative to `start`, each with its size when the index holds it as
 /// unchanged text) on all cores.
 fn read_all(
     start: &Path,
     plan: &Plan,
     shared: &Shared,
-    files: &[(String, bool)],
+    files: &[(String, Option<u64>)],
     on_file: &(dyn Fn(u64, &str) + Sync),
     cancel: &(dyn Fn() -> bool + Sync),
 ) {
@@ -120,9 +120,9 @@ fn read_all(
         loop {
             let at = next.fetch_add(RUN, Ordering::Relaxed);
             let Some(run) = files.get(at..(at + RUN).min(files.len())) else { return };
-            for (rel, indexed_text) in run {
+            for (rel, indexed_size) in run {
                 let name = rel.rsplit('/').next().unwrap_or(rel);
-                if let ignore::WalkState::Quit = worker.visit_file(&start.join(rel), name, rel.clone(), *indexed_text) {
+                if let ignore::WalkState::Quit = worker.visit_file(&start.join(rel), name, rel.clone(), *indexed_size) {
                     return;
                 }
             }

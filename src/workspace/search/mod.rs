@@ -196,7 +196,7 @@ fn search_with_plan(
         let mut worker = Worker::new(plan, &shared, start.parent().unwrap_or(start), on_file, cancel);
         let name = start.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
         // The result only matters for cancellation, which `shared` records.
-        let _ = worker.visit_file(start, &name, String::new(), false);
+        let _ = worker.visit_file(start, &name, String::new(), None);
     } else if start_type.is_dir() {
         walk_tree(start, start, plan, &shared, on_file, cancel);
     } else {
@@ -407,7 +407,7 @@ impl<'a> Worker<'a> {
             return WalkState::Continue;
         }
         let Some(rel_path) = relative_path(start, entry.path()) else { return WalkState::Continue };
-        self.visit_file(entry.path(), &entry.file_name().to_string_lossy(), rel_path, false)
+        self.visit_file(entry.path(), &entry.file_name().to_string_lossy(), rel_path, None)
     }
 
     fn check_cancel(&self) -> WalkState {
@@ -418,10 +418,10 @@ impl<'a> Worker<'a> {
         WalkState::Continue
     }
 
-    /// Searches one file. `indexed_text`: the search index holds it as text (valid UTF-8 without
-    /// NUL, small enough to read whole) and it has not changed since, as far as the file
-    /// notifications tell; it is read without asking its size and without checking it again.
-    fn visit_file(&mut self, path: &Path, file_name: &str, rel_path: String, indexed_text: bool) -> WalkState {
+    /// Searches one file. `indexed_size`: the search index holds it as text of this size (valid
+    /// UTF-8 without NUL, small enough to read whole) and it has not changed since, as far as the
+    /// file notifications tell; it is read without asking its size and without checking it again.
+    fn visit_file(&mut self, path: &Path, file_name: &str, rel_path: String, indexed_size: Option<u64>) -> WalkState {
         if let WalkState::Quit = self.check_cancel() {
             return WalkState::Quit;
         }
@@ -434,10 +434,8 @@ impl<'a> Worker<'a> {
         // Opened only if it is still exactly the walked path: a directory swapped for a link during
         // the walk cannot feed another file's bytes in under this name.
         let Ok(mut file) = self.opener.open(path) else { return WalkState::Continue };
-        let known = match indexed_text {
-            true => read_indexed_text(&mut file, self.plan.whole_file_limit, &mut self.buf).transpose(),
-            false => None,
-        };
+        let known = indexed_size
+            .and_then(|size| read_indexed_text(&mut file, size, self.plan.whole_file_limit, &mut self.buf).transpose());
         let (whole, content) = match known {
             Some(content) => (true, content),
             None => {

@@ -382,6 +382,8 @@ pub struct Listed<'a> {
     /// Relative to the indexed root.
     pub rel: &'a str,
     pub state: FileState,
+    /// Its size when it was indexed.
+    pub size: u64,
     /// Its trigrams admit the query (always true for files that are not indexed text).
     pub candidate: bool,
 }
@@ -441,7 +443,7 @@ impl View<'_> {
                 }
                 let rel = base.path(id);
                 if !covered(rel) {
-                    each(Listed { rel, state, candidate });
+                    each(Listed { rel, state, size: base.meta(id).size, candidate });
                 }
             }
         }
@@ -454,7 +456,7 @@ impl View<'_> {
                 continue;
             }
             let candidate = file.state != FileState::Text || query.matches_sorted(&file.trigrams);
-            each(Listed { rel, state: file.state, candidate });
+            each(Listed { rel, state: file.state, size: file.meta.size, candidate });
         }
         passed_over
     }
