@@ -219,8 +219,9 @@ pub fn build(
                 let mut pairs: Vec<u64> = Vec::with_capacity(run_pairs);
                 // Sorts the pairs (ids grow within a batch, so a stable sort by trigram sorts
                 // them) and writes them as the batch's next run.
-                let write = |pairs: &mut Vec<u64>, batch: usize, runs: &mut Vec<runs::Run>| {
-                    radsort::sort_by_key(pairs, |pair| (pair >> 32) as Trigram);
+                let mut scratch = Vec::new();
+                let mut write = |pairs: &mut Vec<u64>, batch: usize, runs: &mut Vec<runs::Run>| {
+                    runs::sort_pairs(pairs, &mut scratch);
                     let path = out.with_extension(format!("run{batch}-{}.tmp", runs.len()));
                     runs.push(runs::write_run(&path, pairs)?);
                     pairs.clear();

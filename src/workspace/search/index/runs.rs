@@ -48,6 +48,42 @@ impl Drop for Run {
     }
 }
 
+/// Bits of the trigram sorted by the first pass of [`sort_pairs`] (the second sorts the rest).
+const LOW_BITS: u32 = 11;
+
+/// Sorts `pairs` (`trigram << 32 | file id`, ids increasing) by trigram, stably, so that they end
+/// sorted: a least-significant-digit radix sort in two passes of 11 and 10 bits, through `scratch`,
+/// which is kept for the next call (so a build allocates it once per thread, not once per run).
+pub fn sort_pairs(pairs: &mut [u64], scratch: &mut Vec<u64>) {
+    const LOW: usize = 1 << LOW_BITS;
+    const HIGH: usize = TRIGRAMS >> LOW_BITS;
+    let low = |pair: u64| (pair >> 32) as usize & (LOW - 1);
+    let high = |pair: u64| (pair >> (32 + LOW_BITS)) as usize & (HIGH - 1);
+    let (mut low_starts, mut high_starts) = (vec![0usize; LOW], vec![0usize; HIGH]);
+    for pair in pairs.iter() {
+        low_starts[low(*pair)] += 1;
+        high_starts[high(*pair)] += 1;
+    }
+    for starts in [&mut low_starts, &mut high_starts] {
+        let mut at = 0;
+        for start in starts.iter_mut() {
+            (*start, at) = (at, at + *start);
+        }
+    }
+    scratch.clear();
+    scratch.resize(pairs.len(), 0);
+    for pair in pairs.iter() {
+        let slot = &mut low_starts[low(*pair)];
+        scratch[*slot] = *pair;
+        *slot += 1;
+    }
+    for pair in scratch.iter() {
+        let slot = &mut high_starts[high(*pair)];
+        pairs[*slot] = *pair;
+        *slot += 1;
+    }
+}
+
 /// Writes `pairs` (`trigram << 32 | file id`, sorted) as a run at `path`.
 pub fn write_run(path: &Path, pairs: &[u64]) -> io::Result<Run> {
     let file = File::options().read(true).write(true).create(true).truncate(true).open(path)?;
@@ -226,6 +262,25 @@ mod tests {
             rest = &rest[used..];
         }
         ids
+    }
+
+    #[test]
+    fn pairs_sort_by_trigram_keeping_id_order() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut pairs: Vec<u64> = (0..20_000u64)
+            .map(|id| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed % TRIGRAMS as u64) << 32 | id
+            })
+            .collect();
+        let mut expected = pairs.clone();
+        expected.sort_unstable();
+        let mut scratch = Vec::new();
+        sort_pairs(&mut pairs, &mut scratch);
+        assert_eq!(pairs, expected);
+        sort_pairs(&mut pairs[..0], &mut scratch);
     }
 
     #[test]
