@@ -207,6 +207,9 @@ pub fn build(
     let batch_len = files.len().div_ceil(MAX_BATCHES).max(BATCH);
     let n_batches = files.len().div_ceil(batch_len);
     let run_pairs = batch_len * PAIRS_PER_FILE;
+    // Every temporary file of this build is named after `temp`.
+    let temp = segment::scratch_name(out);
+    let temp = temp.as_path();
     let next = AtomicUsize::new(0);
     let batches: Mutex<Vec<Option<Batch>>> = Mutex::new((0..n_batches).map(|_| None).collect());
     let failure: Mutex<Option<std::io::Error>> = Mutex::new(None);
@@ -222,7 +225,7 @@ pub fn build(
                 let mut scratch = Vec::new();
                 let mut write = |pairs: &mut Vec<u64>, batch: usize, runs: &mut Vec<runs::Run>| {
                     runs::sort_pairs(pairs, &mut scratch);
-                    let path = out.with_extension(format!("run{batch}-{}.tmp", runs.len()));
+                    let path = temp.with_extension(format!("run{batch}-{}.tmp", runs.len()));
                     runs.push(runs::write_run(&path, pairs)?);
                     pairs.clear();
                     std::io::Result::Ok(())
@@ -285,7 +288,7 @@ pub fn build(
                 scope.spawn(move || {
                     super::worker::lower_priority();
                     let mut merge = runs::Merge::open(runs, buckets.clone())?;
-                    segment::write_part(out, i, &mut merge)
+                    segment::write_part(temp, i, &mut merge)
                 })
             })
             .collect();
@@ -297,7 +300,7 @@ pub fn build(
     drop(runs);
     // Parts remove their files when dropped, on failure too.
     let parts = parts.into_iter().collect::<std::io::Result<Vec<segment::Part>>>()?;
-    segment::write(out, built_at_ns, &records, &parts)
+    segment::write(out, temp, built_at_ns, &records, &parts)
 }
 
 #[cfg(test)]

@@ -11,8 +11,9 @@
 //! in it and how many pairs the bucket holds, so the merge can be split into trigram ranges of
 //! about equal work, one per thread, each reading only its part of every run.
 //!
-//! Architecture invariant: batches hold consecutive, increasing file-id ranges and the merge appends
-//! a trigram's groups in batch order, so every merged posting list is sorted.
+//! Architecture invariant: runs hold consecutive, increasing file-id ranges (a batch's runs in
+//! order, batches in order) and the merge appends a trigram's groups in run order, so every merged
+//! posting list is sorted.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};

@@ -121,9 +121,47 @@ impl Drop for Unsynced {
     }
 }
 
-/// Writes a segment for `path` under its temporary name from `parts` in increasing trigram order.
-pub fn write(path: &Path, built_at_ns: i64, files: &[FileRecord], parts: &[Part]) -> io::Result<Unsynced> {
-    let tmp = path.with_extension("tmp");
+/// Builds made by this process so far (a part of every temporary name, with the process id).
+static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A name beside `path` that no other build uses (`<stem>-<pid>-<n>.<extension>`): the temporary
+/// files of a build are named after it, so servers sharing a storage root never truncate, rename
+/// or remove each other's (a truncated file under a map would fault).
+pub fn scratch_name(path: &Path) -> PathBuf {
+    let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let stem = path.file_stem().map_or_else(Default::default, |stem| stem.to_string_lossy().into_owned());
+    path.with_file_name(format!("{stem}-{}-{n}.idx", std::process::id()))
+}
+
+/// Removes the temporary files that builds of processes no longer running left beside `path`
+/// (Linux: a process is running while `/proc/<pid>` exists).
+pub fn remove_abandoned(path: &Path) {
+    let (Some(dir), Some(stem)) = (path.parent(), path.file_stem().and_then(|stem| stem.to_str())) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(pid) = name.strip_prefix(stem).and_then(|rest| rest.strip_prefix('-')) else { continue };
+        let Some((pid, _)) = pid.split_once('-') else { continue };
+        let alive = pid
+            .parse::<u32>()
+            .is_ok_and(|pid| pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists());
+        if name.ends_with(".tmp") && !alive {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Writes the segment that will be `path` under a temporary name derived from `scratch` (see
+/// [`scratch_name`]) from `parts` in increasing trigram order.
+pub fn write(
+    path: &Path,
+    scratch: &Path,
+    built_at_ns: i64,
+    files: &[FileRecord],
+    parts: &[Part],
+) -> io::Result<Unsynced> {
+    let tmp = scratch.with_extension("tmp");
     let mut out = BufWriter::with_capacity(256 << 10, File::create(&tmp)?);
     let files_off = HEADER as u64;
     let paths_off = files_off + (files.len() * FILE_RECORD) as u64;
@@ -396,4 +434,28 @@ impl Segment {
 /// Whether bit `id` is set.
 pub fn has(set: &[u64], id: usize) -> bool {
     set.get(id / 64).is_some_and(|word| word & (1 << (id % 64)) != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_name_their_files_apart_and_abandoned_ones_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("project.idx");
+        let (first, second) = (scratch_name(&index), scratch_name(&index));
+        assert_ne!(first, second);
+        let ours = first.with_extension("run0-0.tmp");
+        // Process ids never exceed 2^22 on Linux: this one is not running.
+        let abandoned = dir.path().join("project-999999999-0.part0.table.tmp");
+        let kept = [ours.clone(), index.clone(), dir.path().join("project-notes.txt"), dir.path().join("other.tmp")];
+        for path in kept.iter().chain([&abandoned]) {
+            std::fs::write(path, b"x").unwrap();
+        }
+        remove_abandoned(&index);
+        assert!(!abandoned.exists());
+        assert!(kept.iter().all(|path| path.exists()), "{kept:?}");
+        assert!(ours.file_name().unwrap().to_str().unwrap().starts_with(&format!("project-{}-", std::process::id())));
+    }
 }

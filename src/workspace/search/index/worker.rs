@@ -67,6 +67,7 @@ fn run(shared: &Arc<Shared>) {
     let (segment, listed) = match Segment::open(&path) {
         Ok(segment) => (segment, Some(listed)),
         Err(_) => {
+            segment::remove_abandoned(&path);
             let built_at = now_ns();
             let stop = || shared.stop.load(Ordering::SeqCst);
             let written = match build::build(&shared.root, listed, &path, built_at, &stop) {
