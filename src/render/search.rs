@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::render::{markdown, thousands};
+use crate::workspace::path::QualifiedPath;
 use crate::workspace::search::SearchOptions;
 use crate::workspace::text_search::TextSearch;
 
@@ -32,28 +33,57 @@ const MAX_DIRECTORIES: usize = 8;
 pub fn by_directory(result: &TextSearch) -> Vec<(String, u64)> {
     let base = result.path.to_string();
     let base = base.trim_end_matches('/');
-    let mut groups: Vec<(String, u64)> = Vec::new();
+    let mut groups: Vec<(&str, u64)> = Vec::new();
     for depth in 1..=3 {
-        let mut counts: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+        let mut counts: std::collections::BTreeMap<&str, u64> = std::collections::BTreeMap::new();
+        // Files come sorted by path, so neighbours mostly share a directory: sum runs first.
+        let mut run: Option<(&str, u64)> = None;
         for (path, n) in &result.file_counts {
-            let full = path.to_string();
-            let rel = full.strip_prefix(base).unwrap_or(&full).trim_start_matches('/');
-            let dirs: Vec<&str> = rel.split('/').collect();
-            let kept = &dirs[..(dirs.len() - 1).min(depth)];
-            let key = if kept.is_empty() { format!("{base}/") } else { format!("{base}/{}/", kept.join("/")) };
-            *counts.entry(key).or_default() += n;
+            let dir = directory_at(below(path, &result.path), depth);
+            match &mut run {
+                Some((current, sum)) if *current == dir => *sum += n,
+                _ => {
+                    if let Some((done, sum)) = run.replace((dir, *n)) {
+                        *counts.entry(done).or_default() += sum;
+                    }
+                }
+            }
+        }
+        if let Some((done, sum)) = run {
+            *counts.entry(done).or_default() += sum;
         }
         groups = counts.into_iter().collect();
         if groups.len() > 1 {
             break;
         }
     }
+    let mut groups: Vec<(String, u64)> = groups
+        .into_iter()
+        .map(|(dir, n)| (if dir.is_empty() { format!("{base}/") } else { format!("{base}/{dir}/") }, n))
+        .collect();
     groups.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     groups
 }
 
-/// The tool's text content.
-pub fn text(result: &TextSearch, options: &SearchOptions) -> String {
+/// A file's path below the search path (files lie below it, in its area).
+fn below<'a>(path: &'a QualifiedPath, start: &QualifiedPath) -> &'a str {
+    let rel = path.relative();
+    rel.strip_prefix(start.relative()).unwrap_or(rel).trim_start_matches('/')
+}
+
+/// The first `depth` directories of a file's relative path (fewer when it has fewer; `""` for a
+/// file directly at the top).
+fn directory_at(rel: &str, depth: usize) -> &str {
+    let Some(parent_end) = rel.rfind('/') else { return "" };
+    let parent = &rel[..parent_end];
+    match parent.match_indices('/').nth(depth - 1) {
+        Some((at, _)) => &parent[..at],
+        None => parent,
+    }
+}
+
+/// The tool's text content; `groups` is [`by_directory`] of `result`.
+pub fn text(result: &TextSearch, options: &SearchOptions, groups: &[(String, u64)]) -> String {
     let mode = if options.regex { "regular expression" } else { "literal text" };
     let case = if options.case_sensitive { "case-sensitive" } else { "case-insensitive" };
     let mut res = String::new();
@@ -94,7 +124,6 @@ pub fn text(result: &TextSearch, options: &SearchOptions) -> String {
         }
         let _ = write!(res, "Skipped files: {}.", result.skipped_files.len());
     }
-    let groups = by_directory(result);
     if groups.len() > 1 {
         let shown: Vec<String> =
             groups.iter().take(MAX_DIRECTORIES).map(|(dir, n)| format!("{} in {dir}", thousands(*n))).collect();
@@ -243,7 +272,24 @@ mod tests {
 
             project/b/c.h
                7 | // needle"#]]
-        .assert_eq(&text(&result, &options));
+        .assert_eq(&text(&result, &options, &by_directory(&result)));
+    }
+
+    #[test]
+    fn directories_split_at_the_shallowest_level_that_splits_them() {
+        assert_eq!(directory_at("a.cpp", 1), "");
+        assert_eq!(directory_at("a/b/c/d/e.cpp", 1), "a");
+        assert_eq!(directory_at("a/b/c/d/e.cpp", 3), "a/b/c");
+        assert_eq!(directory_at("a/b/e.cpp", 3), "a/b");
+        let (mut result, _) = sample();
+        result.path = QualifiedPath::parse("project/src").unwrap();
+        result.file_counts =
+            [("src/x/one/a.cpp", 2), ("src/x/one/b.cpp", 1), ("src/x/two/c.cpp", 4), ("src/x/d.cpp", 1)]
+                .into_iter()
+                .map(|(rel, n)| (QualifiedPath::parse(&format!("project/{rel}")).unwrap(), n))
+                .collect();
+        let expected = [("project/src/x/two/", 4), ("project/src/x/one/", 3), ("project/src/x/", 1)];
+        assert_eq!(by_directory(&result), expected.map(|(dir, n)| (dir.to_owned(), n)));
     }
 
     #[test]

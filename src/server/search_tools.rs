@@ -193,7 +193,7 @@ async fn run(
     })
 }
 
-fn to_result(result: &TextSearch, resources: ResourceLinks) -> WorkspaceTextSearchResult {
+fn to_result(result: &TextSearch, groups: Vec<(String, u64)>, resources: ResourceLinks) -> WorkspaceTextSearchResult {
     let count = |(path, matches): (&QualifiedPath, u64)| SearchCountOut { path: path.to_string(), matches };
     let directory = |(path, matches): (String, u64)| SearchCountOut { path, matches };
     WorkspaceTextSearchResult {
@@ -214,7 +214,7 @@ fn to_result(result: &TextSearch, resources: ResourceLinks) -> WorkspaceTextSear
         offset: result.offset,
         files: result.files_page.map(|_| result.listed_files().map(|(p, n)| count((p, n))).collect()),
         files_count: result.file_counts.len() as u64,
-        directories: render::search::by_directory(result).into_iter().map(directory).collect(),
+        directories: groups.into_iter().map(directory).collect(),
         skipped_files_count: result.skipped_files.len() as u64,
         resources,
         index: result.index.to_string(),
@@ -240,8 +240,9 @@ pub fn register(registry: &mut Registry, resources: &mut Resources, workspace: &
             async move {
                 let request = validate(&ws, args)?;
                 let (result, options, resources) = run(ws, request, call).await.map_err(|e| ToolError::user(&e))?;
-                let text = render::search::text(&result, &options);
-                Ok(ToolOutput::new(text, to_result(&result, resources)))
+                let groups = render::search::by_directory(&result);
+                let text = render::search::text(&result, &options, &groups);
+                Ok(ToolOutput::new(text, to_result(&result, groups, resources)))
             }
         },
     );

@@ -94,6 +94,15 @@ async fn until_ready(pair: &Pair) {
     }
 }
 
+/// A workspace of `n` files and its two servers, the index ready.
+async fn ready(n: usize) -> (TempWorkspace, Pair) {
+    let ws = TempWorkspace::new("");
+    tree(&ws, n);
+    let pair = pair(&ws, IndexOptions::default()).await;
+    until_ready(&pair).await;
+    (ws, pair)
+}
+
 fn tree(ws: &TempWorkspace, n: usize) {
     for i in 0..n {
         let dir = ["src/a", "src/b", "lib", "gen", "docs/deep/er"][i % 5];
@@ -164,10 +173,7 @@ async fn answers_equal_a_scan_while_building_and_when_ready() {
 
 #[tokio::test]
 async fn writes_through_forgemcp_are_searched_at_once() {
-    let ws = TempWorkspace::new("");
-    tree(&ws, 50);
-    let pair = pair(&ws, IndexOptions::default()).await;
-    until_ready(&pair).await;
+    let (_ws, pair) = ready(50).await;
     let write = json!({ "path": "project/src/a/new.cpp", "text": "int needle_777;\n" });
     let res = call(&pair.indexed, "workspace_write_file", write).await;
     assert_ne!(res.is_error, Some(true), "{res:?}");
@@ -204,12 +210,46 @@ async fn outside_changes_are_seen_before_the_next_answer() {
     }
 }
 
+/// Descriptors this process holds open on files below `dir`: (all of them, those deleted).
+#[cfg(target_os = "linux")]
+fn descriptors_below(dir: &std::path::Path) -> (usize, usize) {
+    let (mut open, mut deleted) = (0, 0);
+    for entry in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
+        let Ok(target) = std::fs::read_link(entry.path()) else { continue };
+        if target.starts_with(dir) {
+            open += 1;
+            deleted += usize::from(target.to_string_lossy().ends_with(" (deleted)"));
+        }
+    }
+    (open, deleted)
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn kept_descriptors_are_closed_when_another_process_deletes_or_replaces_their_files() {
+    let (ws, pair) = ready(50).await;
+    all_same(&pair).await;
+    let (open, _) = descriptors_below(&ws.project);
+    assert!(open > 0, "the index keeps the descriptors of the files its searches read");
+    std::fs::remove_dir_all(ws.path("src/b")).unwrap();
+    std::fs::remove_file(ws.path("src/a/file0.cpp")).unwrap();
+    std::fs::write(ws.path("gen/tmp"), "needle_3 replaced\n").unwrap();
+    std::fs::rename(ws.path("gen/tmp"), ws.path("gen/file3.CPP")).unwrap();
+    let states = all_same(&pair).await;
+    assert!(states.iter().all(|s| s == "ready"), "{states:?}");
+    // Re-indexing the changed paths (in the background, after the answers) closes their descriptors.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while descriptors_below(&ws.project).1 > 0 {
+        assert!(Instant::now() < deadline, "descriptors of deleted files are still open");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let states = all_same(&pair).await;
+    assert!(states.iter().all(|s| s == "ready"), "{states:?}");
+}
+
 #[tokio::test]
 async fn five_hundred_files_replaced_at_once() {
-    let ws = TempWorkspace::new("");
-    tree(&ws, 500);
-    let pair = pair(&ws, IndexOptions::default()).await;
-    until_ready(&pair).await;
+    let (ws, pair) = ready(500).await;
     // As a checkout does: each file written beside and renamed over the old one.
     for i in 0..500 {
         let dir = ["src/a", "src/b", "lib", "gen", "docs/deep/er"][i % 5];

@@ -205,7 +205,16 @@ impl QualifiedPath {
 
     /// Appends a `/`-separated relative path made of names read from the file system.
     pub fn join_relative(&self, relative: &str) -> Option<QualifiedPath> {
-        relative.split('/').filter(|s| !s.is_empty()).try_fold(self.clone(), |acc, name| acc.join_name(name))
+        let mut rel = String::with_capacity(self.rel.len() + 1 + relative.len());
+        rel.push_str(&self.rel);
+        for name in relative.split('/').filter(|s| !s.is_empty()) {
+            check_segment(name).ok()?;
+            if !rel.is_empty() {
+                rel.push('/');
+            }
+            rel.push_str(name);
+        }
+        Some(QualifiedPath { area: self.area, rel })
     }
 
     /// True when `self` is `other` or lies below it.

@@ -27,23 +27,50 @@ pub(super) fn read_whole(file: &mut File, size_hint: u64, buf: &mut Vec<u8>) -> 
 }
 
 /// Reads a file the search index holds as text of `size` bytes whole into `buf` (room for exactly
-/// that many), without checking it again (the index checked it, and the notifications say it has
-/// not changed since); `None` when it has grown past `limit` since (the file is rewound, to be read
-/// as any other).
-pub(super) fn read_indexed_text(
-    file: &mut File,
-    size: u64,
-    limit: u64,
-    buf: &mut Vec<u8>,
-) -> io::Result<Option<Content>> {
+/// that many), from its start whatever its position (a descriptor the index kept is read again),
+/// without checking it again (the index checked it, and the notifications say it has not changed
+/// since); `None` when it has grown past `limit` since (the file is rewound, to be read as any
+/// other).
+pub(super) fn read_indexed_text(file: &File, size: u64, limit: u64, buf: &mut Vec<u8>) -> io::Result<Option<Content>> {
     buf.clear();
     buf.reserve_exact(usize::try_from(size.min(limit)).unwrap_or(0).saturating_add(1));
-    file.by_ref().take(limit.saturating_add(1)).read_to_end(buf)?;
+    read_from_start(file, limit, buf)?;
     if buf.len() as u64 > limit {
+        let mut file = file;
         file.rewind()?;
         return Ok(None);
     }
     Ok(Some(Content::Text { has_cr: memchr::memchr(b'\r', buf).is_some() }))
+}
+
+/// Appends the file's bytes from offset 0 to `buf` until its end or past `limit`, with positioned
+/// reads (no seek, and no lock on the file position shared by the process's threads).
+#[cfg(unix)]
+fn read_from_start(file: &File, limit: u64, buf: &mut Vec<u8>) -> io::Result<()> {
+    let mut at = 0u64;
+    loop {
+        if buf.len() == buf.capacity() {
+            buf.reserve(CHUNK_SIZE);
+        }
+        let room = buf.capacity() - buf.len();
+        let n = match rustix::io::pread(file, rustix::buffer::spare_capacity(buf), at) {
+            Ok(n) => n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(err) => return Err(err.into()),
+        };
+        at += n as u64;
+        // A regular file's read is short only at its end.
+        if n < room || at > limit {
+            return Ok(());
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn read_from_start(file: &File, limit: u64, buf: &mut Vec<u8>) -> io::Result<()> {
+    let mut file = file;
+    file.rewind()?;
+    file.take(limit.saturating_add(1)).read_to_end(buf).map(drop)
 }
 
 /// Reads a file in parts of at most `part_len` bytes through `buf`, checking for NUL bytes and

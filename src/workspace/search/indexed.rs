@@ -10,8 +10,10 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::index::{FileState, IndexStatus, SearchIndex, plan};
-use super::{Plan, SearchError, SearchOptions, SearchOutcome, Shared, Worker, lock, search_with_plan, walk_tree};
+use super::index::{FileState, IndexStatus, OpenFiles, SearchIndex, plan};
+use super::{
+    IndexedText, Plan, SearchError, SearchOptions, SearchOutcome, Shared, Worker, lock, search_with_plan, walk_tree,
+};
 use crate::workspace::write::is_temp_name;
 
 /// Searches `start` like [`super::search`], through `index` when it can answer; also says how.
@@ -68,11 +70,12 @@ pub fn search_indexed(
         }
         match listed.state {
             FileState::Binary | FileState::NotUtf8 => skipped.push(rel.to_owned()),
-            FileState::Text if listed.candidate => to_read.push((rel.to_owned(), Some(listed.size))),
+            FileState::Text if listed.candidate => to_read.push((rel.to_owned(), Some((listed.size, listed.base_id)))),
             FileState::Unindexed if listed.candidate => to_read.push((rel.to_owned(), None)),
             FileState::Text | FileState::Unindexed | FileState::Unreadable => unread += 1,
         }
     });
+    let open_files = view.open_files();
     drop(view);
     unread += passed_over;
     let mut changed_dirs = Vec::new();
@@ -90,7 +93,7 @@ pub fn search_indexed(
             changed_dirs.push(abs);
         }
     }
-    read_all(start, &plan, &shared, &to_read, on_file, cancel);
+    read_all(start, &plan, &shared, &to_read, &open_files, on_file, cancel);
     for dir in changed_dirs {
         walk_tree(&dir, start, &plan, &shared, on_file, cancel);
     }
@@ -102,13 +105,17 @@ pub fn search_indexed(
 /// Files a reading thread takes at once.
 const RUN: usize = 16;
 
-/// Reads and searches `files` (relative to `start`, each with its size when the index holds it as
-/// unchanged text) on all cores.
+/// A file to read, relative to the start, with its indexed size and base id when the index holds
+/// it as unchanged text.
+type ToRead = (String, Option<(u64, Option<usize>)>);
+
+/// Reads and searches `files` on all cores, through the descriptors the index keeps open.
 fn read_all(
     start: &Path,
     plan: &Plan,
     shared: &Shared,
-    files: &[(String, Option<u64>)],
+    files: &[ToRead],
+    open_files: &OpenFiles,
     on_file: &(dyn Fn(u64, &str) + Sync),
     cancel: &(dyn Fn() -> bool + Sync),
 ) {
@@ -120,9 +127,10 @@ fn read_all(
         loop {
             let at = next.fetch_add(RUN, Ordering::Relaxed);
             let Some(run) = files.get(at..(at + RUN).min(files.len())) else { return };
-            for (rel, indexed_size) in run {
+            for (rel, indexed) in run {
                 let name = rel.rsplit('/').next().unwrap_or(rel);
-                if let ignore::WalkState::Quit = worker.visit_file(&start.join(rel), name, rel.clone(), *indexed_size) {
+                let indexed = indexed.map(|(size, id)| IndexedText { size, kept: id.map(|id| (id, open_files)) });
+                if let ignore::WalkState::Quit = worker.visit_file(&start.join(rel), name, rel.clone(), indexed) {
                     return;
                 }
             }

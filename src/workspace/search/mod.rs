@@ -33,6 +33,7 @@ use ignore::{DirEntry, WalkBuilder, WalkState};
 
 use crate::workspace::opened::TraversalOpener;
 use crate::workspace::write::is_temp_name;
+use index::OpenFiles;
 
 mod content;
 mod filter;
@@ -76,6 +77,15 @@ pub struct SearchOptions {
     /// Absolute directories left out unless the search starts inside one (the server's default
     /// exclusions).
     pub excluded_dirs: Vec<PathBuf>,
+}
+
+/// A file the search index holds as unchanged text.
+#[derive(Clone, Copy)]
+pub(super) struct IndexedText<'a> {
+    /// Its size when it was indexed.
+    size: u64,
+    /// Its id in the index's base and the descriptors kept for them.
+    kept: Option<(usize, &'a OpenFiles)>,
 }
 
 /// One matching line.
@@ -418,10 +428,17 @@ impl<'a> Worker<'a> {
         WalkState::Continue
     }
 
-    /// Searches one file. `indexed_size`: the search index holds it as text of this size (valid
-    /// UTF-8 without NUL, small enough to read whole) and it has not changed since, as far as the
-    /// file notifications tell; it is read without asking its size and without checking it again.
-    fn visit_file(&mut self, path: &Path, file_name: &str, rel_path: String, indexed_size: Option<u64>) -> WalkState {
+    /// Searches one file. `indexed`: the search index holds it as text (valid UTF-8 without NUL,
+    /// small enough to read whole) and it has not changed since, as far as the file notifications
+    /// tell; it is read without asking its size and without checking it again, through the
+    /// descriptor the index keeps for it when there is one.
+    fn visit_file(
+        &mut self,
+        path: &Path,
+        file_name: &str,
+        rel_path: String,
+        indexed: Option<IndexedText<'_>>,
+    ) -> WalkState {
         if let WalkState::Quit = self.check_cancel() {
             return WalkState::Quit;
         }
@@ -433,9 +450,12 @@ impl<'a> Worker<'a> {
         // A file that vanishes or cannot be read is left out, like any other walk error.
         // Opened only if it is still exactly the walked path: a directory swapped for a link during
         // the walk cannot feed another file's bytes in under this name.
-        let Ok(mut file) = self.opener.open(path) else { return WalkState::Continue };
-        let known = indexed_size
-            .and_then(|size| read_indexed_text(&mut file, size, self.plan.whole_file_limit, &mut self.buf).transpose());
+        let kept = indexed.and_then(|text| text.kept);
+        let reused = kept.and_then(|(id, open)| open.take(id));
+        let Some(mut file) = reused.or_else(|| self.opener.open(path).ok()) else { return WalkState::Continue };
+        let known = indexed.and_then(|text| {
+            read_indexed_text(&file, text.size, self.plan.whole_file_limit, &mut self.buf).transpose()
+        });
         let (whole, content) = match known {
             Some(content) => (true, content),
             None => {
@@ -492,6 +512,9 @@ impl<'a> Worker<'a> {
                 return WalkState::Quit;
             }
             return WalkState::Continue;
+        }
+        if let (Some((id, open)), true) = (kept, whole) {
+            open.give_back(id, file);
         }
         self.shared.matches_count.fetch_add(n_lines, Ordering::Relaxed);
         if n_lines > 0 {

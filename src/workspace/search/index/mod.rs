@@ -19,6 +19,7 @@
 //! exclusions and extensions are applied per query, by the caller.
 
 mod build;
+mod open_files;
 pub mod plan;
 mod runs;
 mod segment;
@@ -36,6 +37,7 @@ use parking_lot::{Condvar, Mutex, RwLock, RwLockReadGuard};
 use crate::workspace::observer::{Mutation, MutationObserver};
 use crate::workspace::path::Area;
 pub use build::relative;
+pub use open_files::{OpenFiles, raise_open_file_limit};
 use plan::{Query, Trigram};
 use segment::Segment;
 
@@ -188,6 +190,8 @@ struct Inner {
     base: Option<Arc<Segment>>,
     /// Base files superseded by `delta` or deleted (bitset over base ids).
     dead: Vec<u64>,
+    /// Descriptors of base files kept open between searches (forgotten as they die).
+    open_files: Arc<OpenFiles>,
     delta: BTreeMap<String, DeltaFile>,
     /// Paths (relative to the root) reported changed and not yet re-indexed, with the generation
     /// of their latest report.
@@ -285,6 +289,7 @@ impl SearchIndex {
                 phase: Phase::Building,
                 base: None,
                 dead: Vec::new(),
+                open_files: Arc::new(OpenFiles::within_limit()),
                 delta: BTreeMap::new(),
                 dirty: HashMap::new(),
                 generation: 0,
@@ -386,11 +391,18 @@ pub struct Listed<'a> {
     pub size: u64,
     /// Its trigrams admit the query (always true for files that are not indexed text).
     pub candidate: bool,
+    /// Its id in the base segment (`None`: re-indexed since), the key of its kept descriptor.
+    pub base_id: Option<usize>,
 }
 
 impl View<'_> {
     pub fn root(&self) -> &Path {
         self.root
+    }
+
+    /// The descriptors kept for the files this view lists with a `base_id`.
+    pub fn open_files(&self) -> Arc<OpenFiles> {
+        self.inner.open_files.clone()
     }
 
     /// Changed paths (relative to the root) at or below `prefix` (`""`: the root), outermost only;
@@ -443,7 +455,7 @@ impl View<'_> {
                 }
                 let rel = base.path(id);
                 if !covered(rel) {
-                    each(Listed { rel, state, size: base.meta(id).size, candidate });
+                    each(Listed { rel, state, size: base.meta(id).size, candidate, base_id: Some(id) });
                 }
             }
         }
@@ -456,7 +468,7 @@ impl View<'_> {
                 continue;
             }
             let candidate = file.state != FileState::Text || query.matches_sorted(&file.trigrams);
-            each(Listed { rel, state: file.state, size: file.meta.size, candidate });
+            each(Listed { rel, state: file.state, size: file.meta.size, candidate, base_id: None });
         }
         passed_over
     }

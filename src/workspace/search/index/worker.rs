@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use super::build::{self, Extractor};
 use super::segment::{self, Segment};
-use super::{DeltaFile, FileMeta, FileState, Phase, Shared, is_under, watch};
+use super::{DeltaFile, FileMeta, FileState, OpenFiles, Phase, Shared, is_under, watch};
 
 /// The index file's name in the index directory.
 const FILE_NAME: &str = "project.idx";
@@ -88,6 +88,7 @@ fn run(shared: &Arc<Shared>) {
     let compare = {
         let mut inner = shared.inner.write();
         inner.dead = vec![0; segment.len().div_ceil(64)];
+        inner.open_files = Arc::new(OpenFiles::within_limit());
         inner.base = Some(Arc::new(segment));
         // An index just built read every file after the notifications started, so each change
         // since is marked changed, unless notifications were lost meanwhile.
@@ -184,6 +185,7 @@ fn reindex(shared: &Shared, extractor: &mut Extractor, rel: &str, generation: u6
             if let Some(word) = inner.dead.get_mut(id / 64) {
                 *word |= 1 << (id % 64);
             }
+            inner.open_files.forget(id);
         };
         let exact = base.lower_bound(rel);
         if exact < base.len() && base.path(exact) == rel {
