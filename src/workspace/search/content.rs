@@ -3,7 +3,7 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
-use super::{BOM, CHUNK_SIZE, Content};
+use super::{BOM, CHUNK_SIZE, Content, IndexedText};
 
 /// Reads a whole file into `buf` (replacing its contents, keeping its allocation), stopping early at
 /// the first NUL byte or invalid UTF-8.
@@ -26,21 +26,26 @@ pub(super) fn read_whole(file: &mut File, size_hint: u64, buf: &mut Vec<u8>) -> 
     Ok(if checked == buf.len() { Content::Text { has_cr } } else { Content::NotUtf8 })
 }
 
-/// Reads a file the search index holds as text of `size` bytes whole into `buf` (room for exactly
-/// that many), from its start whatever its position (a descriptor the index kept is read again),
+/// Reads a file the search index holds as text of `indexed.size` bytes whole into `buf` (room for
+/// exactly that many; a CR looked for only if it held one), from its start whatever its position (a descriptor the index kept is read again),
 /// without checking it again (the index checked it, and the notifications say it has not changed
 /// since); `None` when it has grown past `limit` since (the file is rewound, to be read as any
 /// other).
-pub(super) fn read_indexed_text(file: &File, size: u64, limit: u64, buf: &mut Vec<u8>) -> io::Result<Option<Content>> {
+pub(super) fn read_indexed_text(
+    file: &File,
+    indexed: IndexedText<'_>,
+    limit: u64,
+    buf: &mut Vec<u8>,
+) -> io::Result<Option<Content>> {
     buf.clear();
-    buf.reserve_exact(usize::try_from(size.min(limit)).unwrap_or(0).saturating_add(1));
+    buf.reserve_exact(usize::try_from(indexed.size.min(limit)).unwrap_or(0).saturating_add(1));
     read_from_start(file, limit, buf)?;
     if buf.len() as u64 > limit {
         let mut file = file;
         file.rewind()?;
         return Ok(None);
     }
-    Ok(Some(Content::Text { has_cr: memchr::memchr(b'\r', buf).is_some() }))
+    Ok(Some(Content::Text { has_cr: !indexed.cr_free && memchr::memchr(b'\r', buf).is_some() }))
 }
 
 /// Appends the file's bytes from offset 0 to `buf` until its end or past `limit`, with positioned

@@ -70,7 +70,10 @@ pub fn search_indexed(
         }
         match listed.state {
             FileState::Binary | FileState::NotUtf8 => skipped.push(rel.to_owned()),
-            FileState::Text if listed.candidate => to_read.push((rel.to_owned(), Some((listed.size, listed.base_id)))),
+            FileState::Text if listed.candidate => {
+                let indexed = Indexed { size: listed.size, cr_free: listed.cr_free, base_id: listed.base_id };
+                to_read.push((rel.to_owned(), Some(indexed)));
+            }
             FileState::Unindexed if listed.candidate => to_read.push((rel.to_owned(), None)),
             FileState::Text | FileState::Unindexed | FileState::Unreadable => unread += 1,
         }
@@ -105,9 +108,16 @@ pub fn search_indexed(
 /// Files a reading thread takes at once.
 const RUN: usize = 16;
 
-/// A file to read, relative to the start, with its indexed size and base id when the index holds
-/// it as unchanged text.
-type ToRead = (String, Option<(u64, Option<usize>)>);
+/// What the index holds of a file it lists as unchanged text.
+#[derive(Clone, Copy)]
+struct Indexed {
+    size: u64,
+    cr_free: bool,
+    base_id: Option<usize>,
+}
+
+/// A file to read, relative to the start, with what the index holds of it.
+type ToRead = (String, Option<Indexed>);
 
 /// Reads and searches `files` on all cores, through the descriptors the index keeps open.
 fn read_all(
@@ -129,7 +139,11 @@ fn read_all(
             let Some(run) = files.get(at..(at + RUN).min(files.len())) else { return };
             for (rel, indexed) in run {
                 let name = rel.rsplit('/').next().unwrap_or(rel);
-                let indexed = indexed.map(|(size, id)| IndexedText { size, kept: id.map(|id| (id, open_files)) });
+                let indexed = indexed.map(|Indexed { size, cr_free, base_id }| IndexedText {
+                    size,
+                    cr_free,
+                    kept: base_id.map(|id| (id, open_files)),
+                });
                 if let ignore::WalkState::Quit = worker.visit_file(&start.join(rel), name, rel.clone(), indexed) {
                     return;
                 }

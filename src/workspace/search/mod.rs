@@ -84,6 +84,8 @@ pub struct SearchOptions {
 pub(super) struct IndexedText<'a> {
     /// Its size when it was indexed.
     size: u64,
+    /// It held no CR when it was indexed.
+    cr_free: bool,
     /// Its id in the index's base and the descriptors kept for them.
     kept: Option<(usize, &'a OpenFiles)>,
 }
@@ -453,9 +455,8 @@ impl<'a> Worker<'a> {
         let kept = indexed.and_then(|text| text.kept);
         let reused = kept.and_then(|(id, open)| open.take(id));
         let Some(mut file) = reused.or_else(|| self.opener.open(path).ok()) else { return WalkState::Continue };
-        let known = indexed.and_then(|text| {
-            read_indexed_text(&file, text.size, self.plan.whole_file_limit, &mut self.buf).transpose()
-        });
+        let known = indexed
+            .and_then(|text| read_indexed_text(&file, text, self.plan.whole_file_limit, &mut self.buf).transpose());
         let (whole, content) = match known {
             Some(content) => (true, content),
             None => {

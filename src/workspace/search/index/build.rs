@@ -87,6 +87,8 @@ pub struct Extractor {
     /// One bit per trigram, set for those already in `trigrams`.
     seen: Box<[u64; TRIGRAMS / 64]>,
     pub trigrams: Vec<Trigram>,
+    /// The last text read holds no CR at all (so a search need not look for lone ones).
+    pub cr_free: bool,
     opener: TraversalOpener,
 }
 
@@ -102,14 +104,17 @@ impl Extractor {
             part_len,
             seen: Box::new([0; TRIGRAMS / 64]),
             trigrams: Vec::new(),
+            cr_free: false,
             opener: TraversalOpener::beneath(root),
         }
     }
 
     /// Reads `abs` and returns its metadata and state; for text, `self.trigrams` holds its distinct
-    /// trigrams (unsorted). `None` when the file is gone or is no longer a file.
+    /// trigrams (unsorted) and `self.cr_free` whether it holds no CR. `None` when the file is gone
+    /// or is no longer a file.
     pub fn read(&mut self, abs: &Path) -> Option<(FileMeta, FileState)> {
         self.trigrams.clear();
+        self.cr_free = false;
         let mut file = match self.opener.open(abs) {
             Ok(file) => file,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return None,
@@ -129,7 +134,10 @@ impl Extractor {
             self.seen[(t >> 6) as usize] = 0;
         }
         let state = match content {
-            Ok(Content::Text { .. }) => return Some((meta, FileState::Text)),
+            Ok(Content::Text { has_cr }) => {
+                self.cr_free = !has_cr;
+                return Some((meta, FileState::Text));
+            }
             Ok(Content::Binary) => FileState::Binary,
             Ok(Content::NotUtf8) => FileState::NotUtf8,
             Err(_) => FileState::Unreadable,
@@ -237,7 +245,8 @@ pub fn build(
                         let (meta, state) =
                             extractor.read(&root.join(rel)).unwrap_or((FileMeta::default(), FileState::Unreadable));
                         pairs.extend(extractor.trigrams.iter().map(|t| u64::from(*t) << 32 | id as u64));
-                        records.push(FileRecord { path: rel.clone(), meta, state });
+                        let cr_free = extractor.cr_free;
+                        records.push(FileRecord { path: rel.clone(), meta, state, cr_free });
                         if pairs.len() >= run_pairs {
                             write(&mut pairs, batch, &mut runs)?;
                         }
@@ -317,10 +326,11 @@ mod tests {
         folded.windows(3).map(|w| trigram(w[0], w[1], w[2])).collect()
     }
 
-    fn extracted(root: &Path, name: &str, part_len: usize) -> (FileState, BTreeSet<Trigram>) {
+    /// The state, the distinct trigrams and whether the text holds no CR.
+    fn extracted(root: &Path, name: &str, part_len: usize) -> (FileState, BTreeSet<Trigram>, bool) {
         let mut extractor = Extractor::with_parts(root, part_len);
         let (_, state) = extractor.read(&root.join(name)).unwrap();
-        (state, extractor.trigrams.iter().copied().collect())
+        (state, extractor.trigrams.iter().copied().collect(), extractor.cr_free)
     }
 
     #[test]
@@ -341,8 +351,9 @@ mod tests {
             let name = format!("f{case}.txt");
             std::fs::write(dir.path().join(&name), &text).unwrap();
             for part_len in [1, 2, 3, 4, 5, 7, 64, 1 << 16] {
-                let (state, trigrams) = extracted(dir.path(), &name, part_len);
+                let (state, trigrams, cr_free) = extracted(dir.path(), &name, part_len);
                 assert_eq!(state, FileState::Text, "case {case}, parts of {part_len}");
+                assert_eq!(cr_free, !text.contains(&b'\r'), "case {case}, parts of {part_len}: {text:?}");
                 assert_eq!(trigrams, expected(&text), "case {case}, parts of {part_len}: {text:?}");
             }
         }
@@ -351,9 +362,9 @@ mod tests {
         std::fs::write(dir.path().join("cut"), [b"abcdefgh".as_slice(), &"é".as_bytes()[..1]].concat()).unwrap();
         std::fs::write(dir.path().join("bad"), [b"abcdefgh".as_slice(), b"\xff", b"ijk"].concat()).unwrap();
         for part_len in [1, 3, 4, 64] {
-            assert_eq!(extracted(dir.path(), "nul", part_len), (FileState::Binary, BTreeSet::new()));
-            assert_eq!(extracted(dir.path(), "cut", part_len), (FileState::NotUtf8, BTreeSet::new()));
-            assert_eq!(extracted(dir.path(), "bad", part_len), (FileState::NotUtf8, BTreeSet::new()));
+            assert_eq!(extracted(dir.path(), "nul", part_len), (FileState::Binary, BTreeSet::new(), false));
+            assert_eq!(extracted(dir.path(), "cut", part_len), (FileState::NotUtf8, BTreeSet::new(), false));
+            assert_eq!(extracted(dir.path(), "bad", part_len), (FileState::NotUtf8, BTreeSet::new(), false));
         }
     }
 }

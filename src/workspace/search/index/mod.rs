@@ -393,6 +393,8 @@ pub struct Listed<'a> {
     pub candidate: bool,
     /// Its id in the base segment (`None`: re-indexed since), the key of its kept descriptor.
     pub base_id: Option<usize>,
+    /// Indexed as text without any CR (`false` when not known).
+    pub cr_free: bool,
 }
 
 impl View<'_> {
@@ -455,7 +457,8 @@ impl View<'_> {
                 }
                 let rel = base.path(id);
                 if !covered(rel) {
-                    each(Listed { rel, state, size: base.meta(id).size, candidate, base_id: Some(id) });
+                    let (size, cr_free) = (base.meta(id).size, base.cr_free(id));
+                    each(Listed { rel, state, size, candidate, base_id: Some(id), cr_free });
                 }
             }
         }
@@ -468,7 +471,7 @@ impl View<'_> {
                 continue;
             }
             let candidate = file.state != FileState::Text || query.matches_sorted(&file.trigrams);
-            each(Listed { rel, state: file.state, size: file.meta.size, candidate, base_id: None });
+            each(Listed { rel, state: file.state, size: file.meta.size, candidate, base_id: None, cr_free: false });
         }
         passed_over
     }

@@ -4,7 +4,8 @@
 //! a query touches only the pages of the trigrams it asks for and the file table.
 //!
 //! Layout (little-endian): a 72-byte header (magic, version, counts, section offsets), the file
-//! records (40 bytes each, sorted by path), the path bytes, the trigram table (16 bytes each, sorted
+//! records (40 bytes each, sorted by path: path offset and length, size, mtime, inode, state, and a
+//! flags byte whose bit 0 says the text holds no CR), the path bytes, the trigram table (16 bytes each, sorted
 //! by trigram) and the postings.
 //!
 //! Architecture invariant: a file that is not exactly what this module wrote (other magic or
@@ -27,12 +28,16 @@ const VERSION: u32 = 2;
 const HEADER: usize = 72;
 const FILE_RECORD: usize = 40;
 const TRI_RECORD: usize = 16;
+/// The flag of a file record's byte 33: the file is text without any CR.
+const CR_FREE: u8 = 1;
 
 /// One file of a segment being written.
 pub struct FileRecord {
     pub path: String,
     pub meta: FileMeta,
     pub state: FileState,
+    /// Text without any CR.
+    pub cr_free: bool,
 }
 
 /// The posting lists of a segment being written, in increasing trigram order.
@@ -175,6 +180,7 @@ pub fn write(
         rec[16..24].copy_from_slice(&file.meta.mtime_ns.to_le_bytes());
         rec[24..32].copy_from_slice(&file.meta.ino.to_le_bytes());
         rec[32] = file.state as u8;
+        rec[33] = u8::from(file.cr_free) * CR_FREE;
         out.write_all(&rec)?;
         path_at += file.path.len() as u64;
     }
@@ -349,6 +355,11 @@ impl Segment {
 
     pub fn state(&self, id: usize) -> FileState {
         FileState::from_u8(self.record(id)[32])
+    }
+
+    /// File `id` is text without any CR (files of indexes written before this flag read as `false`).
+    pub fn cr_free(&self, id: usize) -> bool {
+        self.record(id)[33] & CR_FREE != 0
     }
 
     /// The first file id whose path is not less than `path`.
