@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::index::{FileState, IndexStatus, OpenFiles, SearchIndex, plan};
+use super::index::{BaseFiles, FileState, IndexStatus, SearchIndex, plan};
 use super::{
     IndexedText, Plan, SearchError, SearchOptions, SearchOutcome, Shared, Worker, lock, search_with_plan, walk_tree,
 };
@@ -70,15 +70,16 @@ pub fn search_indexed(
         }
         match listed.state {
             FileState::Binary | FileState::NotUtf8 => skipped.push(rel.to_owned()),
-            FileState::Text if listed.candidate => {
-                let indexed = Indexed { size: listed.size, cr_free: listed.cr_free, base_id: listed.base_id };
-                to_read.push((rel.to_owned(), Some(indexed)));
-            }
-            FileState::Unindexed if listed.candidate => to_read.push((rel.to_owned(), None)),
+            FileState::Text if listed.candidate => to_read.push(match listed.base_id {
+                // Its path is read back from the mapped index: no copy of it is held meanwhile.
+                Some(id) => ToRead::Base { id, size: listed.size, cr_free: listed.cr_free },
+                None => ToRead::Path(rel.to_owned(), Some(listed.size)),
+            }),
+            FileState::Unindexed if listed.candidate => to_read.push(ToRead::Path(rel.to_owned(), None)),
             FileState::Text | FileState::Unindexed | FileState::Unreadable => unread += 1,
         }
     });
-    let open_files = view.open_files();
+    let base = view.base_files();
     drop(view);
     unread += passed_over;
     let mut changed_dirs = Vec::new();
@@ -91,12 +92,13 @@ pub fn search_indexed(
             continue;
         }
         if meta.is_file() && !is_temp_name(name) && filter.passes(rel) {
-            to_read.push((rel.to_owned(), None));
+            to_read.push(ToRead::Path(rel.to_owned(), None));
         } else if meta.is_dir() && !name.starts_with('.') && !plan.exclusions.excludes(rel, &abs, true) {
             changed_dirs.push(abs);
         }
     }
-    read_all(start, &plan, &shared, &to_read, &open_files, on_file, cancel);
+    let files = Files { start, from, base: base.as_ref(), to_read: &to_read };
+    read_all(&files, &plan, &shared, on_file, cancel);
     for dir in changed_dirs {
         walk_tree(&dir, start, &plan, &shared, on_file, cancel);
     }
@@ -105,52 +107,71 @@ pub fn search_indexed(
     Ok((page(shared.finish()?), IndexStatus::Ready))
 }
 
+/// A file to read.
+enum ToRead {
+    /// A file of the index's base, unchanged text of `size` bytes.
+    Base { id: usize, size: u64, cr_free: bool },
+    /// A file by its path relative to the start, with its size when the index holds it as
+    /// unchanged text (re-indexed since the base was written).
+    Path(String, Option<u64>),
+}
+
+/// The files one search reads, and where their paths come from.
+struct Files<'a> {
+    start: &'a Path,
+    /// Bytes of an indexed path before its part relative to the start.
+    from: usize,
+    base: Option<&'a BaseFiles>,
+    to_read: &'a [ToRead],
+}
+
+impl Files<'_> {
+    /// A file's path relative to the start, and what the index holds of it.
+    fn get(&self, file: &ToRead) -> Option<(String, Option<IndexedText<'_>>)> {
+        match file {
+            ToRead::Base { id, size, cr_free } => {
+                let base = self.base?;
+                let rel = base.path(*id).get(self.from..)?.to_owned();
+                let kept = Some((*id, base.open_files()));
+                Some((rel, Some(IndexedText { size: *size, cr_free: *cr_free, kept })))
+            }
+            ToRead::Path(rel, size) => {
+                Some((rel.clone(), size.map(|size| IndexedText { size, cr_free: false, kept: None })))
+            }
+        }
+    }
+}
+
 /// Files a reading thread takes at once.
 const RUN: usize = 16;
 
-/// What the index holds of a file it lists as unchanged text.
-#[derive(Clone, Copy)]
-struct Indexed {
-    size: u64,
-    cr_free: bool,
-    base_id: Option<usize>,
-}
-
-/// A file to read, relative to the start, with what the index holds of it.
-type ToRead = (String, Option<Indexed>);
-
-/// Reads and searches `files` on all cores, through the descriptors the index keeps open.
+/// Reads and searches the files on all cores, through the descriptors the index keeps open.
 fn read_all(
-    start: &Path,
+    files: &Files<'_>,
     plan: &Plan,
     shared: &Shared,
-    files: &[ToRead],
-    open_files: &OpenFiles,
     on_file: &(dyn Fn(u64, &str) + Sync),
     cancel: &(dyn Fn() -> bool + Sync),
 ) {
     let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(files.len());
+    let n = files.to_read.len();
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(n);
     // Threads take runs of neighbouring files, which mostly share a directory (opened once per run).
     let work = || {
-        let mut worker = Worker::new(plan, shared, start, on_file, cancel);
+        let mut worker = Worker::new(plan, shared, files.start, on_file, cancel);
         loop {
             let at = next.fetch_add(RUN, Ordering::Relaxed);
-            let Some(run) = files.get(at..(at + RUN).min(files.len())) else { return };
-            for (rel, indexed) in run {
-                let name = rel.rsplit('/').next().unwrap_or(rel);
-                let indexed = indexed.map(|Indexed { size, cr_free, base_id }| IndexedText {
-                    size,
-                    cr_free,
-                    kept: base_id.map(|id| (id, open_files)),
-                });
-                if let ignore::WalkState::Quit = worker.visit_file(&start.join(rel), name, rel.clone(), indexed) {
+            let Some(run) = files.to_read.get(at..(at + RUN).min(n)) else { return };
+            for (rel, indexed) in run.iter().filter_map(|file| files.get(file)) {
+                let path = files.start.join(&rel);
+                let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
+                if let ignore::WalkState::Quit = worker.visit_file(&path, name, rel, indexed) {
                     return;
                 }
             }
         }
     };
-    if threads <= 1 || files.len() < 64 {
+    if threads <= 1 || n < 64 {
         work();
         return;
     }

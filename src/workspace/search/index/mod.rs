@@ -375,6 +375,24 @@ impl MutationObserver for IndexObserver {
     }
 }
 
+/// The base segment's files, for reading them by id after the view is dropped.
+pub struct BaseFiles {
+    segment: Arc<Segment>,
+    open: Arc<OpenFiles>,
+}
+
+impl BaseFiles {
+    /// The path of file `id` (relative to the indexed root).
+    pub fn path(&self, id: usize) -> &str {
+        self.segment.path(id)
+    }
+
+    /// The descriptors kept for these files.
+    pub fn open_files(&self) -> &OpenFiles {
+        &self.open
+    }
+}
+
 /// One search's look at the index, holding its read lock (briefly: the caller collects what to read,
 /// then drops it).
 pub struct View<'a> {
@@ -402,9 +420,11 @@ impl View<'_> {
         self.root
     }
 
-    /// The descriptors kept for the files this view lists with a `base_id`.
-    pub fn open_files(&self) -> Arc<OpenFiles> {
-        self.inner.open_files.clone()
+    /// The files this view lists with a `base_id`: their paths and kept descriptors, usable after
+    /// the view is dropped.
+    pub fn base_files(&self) -> Option<BaseFiles> {
+        let segment = self.inner.base.clone()?;
+        Some(BaseFiles { segment, open: self.inner.open_files.clone() })
     }
 
     /// Changed paths (relative to the root) at or below `prefix` (`""`: the root), outermost only;
