@@ -40,6 +40,9 @@ use forgemcp::workspace::search::{search, search_indexed};
 use search_runs::{Query, Timed, millis, options, ripgrep, target_dir};
 
 const RUNS: usize = 5;
+
+/// Builds of the index from an empty storage root; the best one is compared with rg's best scan.
+const BUILDS: usize = 3;
 const COLD_RUNS: usize = 3;
 
 /// mcpbench's three queries, a rare literal, and a regex whose matches share no literal.
@@ -160,20 +163,32 @@ fn corpus(tree: &Path, storage: &Path, label: &str, cold: bool, scans_peak: f64)
     }
     println!("peak RSS after scans: {:.1} MiB", peak_rss_mib());
 
-    let _ = fs::remove_dir_all(storage);
-    let index = SearchIndex::start(tree.to_path_buf(), storage, IndexOptions::default());
-    let build = until_ready(&index)?;
+    // Best of three builds, as the rg scan is best of three; each from an empty storage root.
+    let mut builds = Vec::new();
+    for i in 0..BUILDS {
+        let dir = if i + 1 == BUILDS { storage.to_path_buf() } else { storage.with_extension(format!("build{i}")) };
+        let _ = fs::remove_dir_all(&dir);
+        let index = SearchIndex::start(tree.to_path_buf(), &dir, IndexOptions::default());
+        builds.push(until_ready(&index)?);
+        saved_size(&dir.join(".index/project.idx"))?;
+        drop(index);
+    }
+    let build = builds.iter().copied().min().unwrap_or_default();
     let size = saved_size(&storage.join(".index/project.idx"))?;
+    let each: Vec<String> = builds.iter().map(|b| millis(*b)).collect();
     println!(
-        "build: {} ({:.2}× one rg scan of {}); index {:.1} MB = {:.1}% of the searched bytes; peak RSS {:.1} MiB",
+        "build: best of {BUILDS} {} ({}; {:.2}× one rg scan of {}); index {:.1} MB = {:.1}% of the searched bytes; peak RSS {:.1} MiB",
         millis(build),
+        each.join(", "),
         ratio(build, rg_scan),
         millis(rg_scan),
         mb(size),
         100.0 * size as f64 / n_bytes as f64,
         peak_rss_mib(),
     );
-    drop(index);
+    for i in 0..BUILDS - 1 {
+        let _ = fs::remove_dir_all(storage.with_extension(format!("build{i}")));
+    }
     let index = SearchIndex::start(tree.to_path_buf(), storage, IndexOptions::default());
     let restart = until_ready(&index)?;
     println!("restart on the index file: ready in {}", millis(restart));

@@ -201,7 +201,7 @@ const MAX_BATCHES: usize = 256;
 const PAIRS_PER_FILE: usize = 1024;
 
 /// A batch's file records and its runs, in file order.
-type Batch = (Vec<FileRecord>, Vec<runs::Run>);
+type Batch<'a> = (Vec<FileRecord<'a>>, Vec<runs::Run>);
 
 /// Builds the segment of `files` (sorted paths relative to `root`) for `out`, written but not yet
 /// durable.
@@ -246,7 +246,7 @@ pub fn build(
                             extractor.read(&root.join(rel)).unwrap_or((FileMeta::default(), FileState::Unreadable));
                         pairs.extend(extractor.trigrams.iter().map(|t| u64::from(*t) << 32 | id as u64));
                         let cr_free = extractor.cr_free;
-                        records.push(FileRecord { path: rel.clone(), meta, state, cr_free });
+                        records.push(FileRecord { path: rel, meta, state, cr_free });
                         if pairs.len() >= run_pairs {
                             write(&mut pairs, batch, &mut runs)?;
                         }
@@ -282,8 +282,8 @@ pub fn build(
     if batches.iter().any(Option::is_none) {
         return Err(std::io::Error::other("a batch of files was not indexed"));
     }
-    let (records, runs): (Vec<Vec<FileRecord>>, Vec<Vec<runs::Run>>) = batches.into_iter().flatten().unzip();
-    let records: Vec<FileRecord> = records.into_iter().flatten().collect();
+    let (records, runs): (Vec<Vec<FileRecord<'_>>>, Vec<Vec<runs::Run>>) = batches.into_iter().flatten().unzip();
+    let records: Vec<FileRecord<'_>> = records.into_iter().flatten().collect();
     // Runs in file order; they remove their files when dropped, on failure too.
     let runs: Vec<runs::Run> = runs.into_iter().flatten().collect();
     // Each thread merges one range of trigrams into its part; the parts are joined in order.

@@ -29,10 +29,11 @@ const BUCKET_SHIFT: u32 = 11;
 pub const BUCKETS: usize = TRIGRAMS >> BUCKET_SHIFT;
 
 /// Where each bucket's groups start in a run (`BUCKETS + 1` offsets, the last one its length) and
-/// how many pairs each holds.
+/// how many pairs each holds (a run is far below 4 GiB: its pairs are bounded per batch; 8 KiB a
+/// run, and the runs of a large tree are several hundred).
 struct RunTable {
-    offsets: Vec<u64>,
-    pairs: Vec<u64>,
+    offsets: Vec<u32>,
+    pairs: Vec<u32>,
 }
 
 /// A run on disk, open for the merge (one descriptor per run, read at positions by every merging
@@ -96,8 +97,9 @@ pub fn write_run(path: &Path, pairs: &[u64]) -> io::Result<Run> {
     let (mut at, mut written, mut bucket) = (0, 0u64, 0);
     while at < pairs.len() {
         let tri = (pairs[at] >> 32) as Trigram;
+        let offset = u32::try_from(written).map_err(io::Error::other)?;
         while bucket <= (tri >> BUCKET_SHIFT) as usize {
-            table.offsets[bucket] = written;
+            table.offsets[bucket] = offset;
             bucket += 1;
         }
         writer.reset();
@@ -110,10 +112,10 @@ pub fn write_run(path: &Path, pairs: &[u64]) -> io::Result<Run> {
             out.write_all(&n.to_le_bytes())?;
         }
         out.write_all(&writer.bytes)?;
-        table.pairs[bucket - 1] += u64::from(writer.count);
+        table.pairs[bucket - 1] += writer.count;
         written += 16 + u64::from(len);
     }
-    table.offsets[bucket..].fill(written);
+    table.offsets[bucket..].fill(u32::try_from(written).map_err(io::Error::other)?);
     out.flush()?;
     drop(out);
     Ok(run)
@@ -140,7 +142,8 @@ impl Read for Section<'_> {
 
 /// Splits the buckets into at most `parts` consecutive ranges holding about equal numbers of pairs.
 pub fn split(runs: &[Run], parts: usize) -> Vec<Range<usize>> {
-    let per_bucket: Vec<u64> = (0..BUCKETS).map(|b| runs.iter().map(|run| run.table.pairs[b]).sum()).collect();
+    let per_bucket: Vec<u64> =
+        (0..BUCKETS).map(|b| runs.iter().map(|run| u64::from(run.table.pairs[b])).sum()).collect();
     let total: u64 = per_bucket.iter().sum();
     let mut ranges = Vec::new();
     let (mut start, mut sum) = (0, 0u64);
@@ -201,8 +204,8 @@ impl Merge<'_> {
             slot: SLOTS,
         };
         for run in runs {
-            let (at, end) = (run.table.offsets[buckets.start], run.table.offsets[buckets.end]);
-            let mut reader = BufReader::with_capacity(16 << 10, Section { file: &run.file, at, end });
+            let (at, end) = (u64::from(run.table.offsets[buckets.start]), u64::from(run.table.offsets[buckets.end]));
+            let mut reader = BufReader::with_capacity(4 << 10, Section { file: &run.file, at, end });
             let mut bytes = Vec::new();
             merge.heads.push(read_group(&mut reader, &mut bytes)?);
             merge.readers.push(reader);

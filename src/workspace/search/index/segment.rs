@@ -32,8 +32,9 @@ const TRI_RECORD: usize = 16;
 const CR_FREE: u8 = 1;
 
 /// One file of a segment being written.
-pub struct FileRecord {
-    pub path: String,
+pub struct FileRecord<'a> {
+    /// Borrowed from the build's file list (each path is held once).
+    pub path: &'a str,
     pub meta: FileMeta,
     pub state: FileState,
     /// Text without any CR.
@@ -163,7 +164,7 @@ pub fn write(
     path: &Path,
     scratch: &Path,
     built_at_ns: i64,
-    files: &[FileRecord],
+    files: &[FileRecord<'_>],
     parts: &[Part],
 ) -> io::Result<Unsynced> {
     let tmp = scratch.with_extension("tmp");
