@@ -7,9 +7,10 @@
 //! also times the literal query with the page cache dropped before each run (needs root; it writes
 //! `/proc/sys/vm/drop_caches`).
 //!
-//! For each corpus: one ripgrep scan (the reference of the build time); the index built from
-//! scratch under `<target>/bench-index/storage-<n>` until it reports `ready` (its size against the
-//! searched bytes); a restart on the index file left behind; then each query through the index
+//! For each corpus: ripgrep's best of three scans (the reference of the build time); the best of
+//! three builds of the index, each from an empty storage root (the last under
+//! `<target>/bench-index/storage-<n>`) until it reports `ready` (its size against the searched
+//! bytes); a restart on the index file left behind; then each query through the index
 //! (`search_indexed`, as the server calls it), through today's scan (`search`, no index) and with
 //! `rg` (a child process, so its figure includes process start-up), alternating, best of the warm
 //! runs. ripgrep's flags reproduce the search rules as in `benches/search.rs`.
