@@ -27,10 +27,10 @@ pub(super) fn read_whole(file: &mut File, size_hint: u64, buf: &mut Vec<u8>) -> 
 }
 
 /// Reads a file the search index holds as text of `indexed.size` bytes whole into `buf` (room for
-/// exactly that many; a CR looked for only if it held one), from its start whatever its position (a descriptor the index kept is read again),
-/// without checking it again (the index checked it, and the notifications say it has not changed
-/// since); `None` when it has grown past `limit` since (the file is rewound, to be read as any
-/// other).
+/// exactly that many), from its start whatever its position (a descriptor the index kept is read
+/// again), without checking it again (the index checked it, and the notifications say it has not
+/// changed since; a CR is looked for only if it held one); `None` when it has grown past `limit`
+/// since (the file is rewound, to be read as any other).
 pub(super) fn read_indexed_text(
     file: &File,
     indexed: IndexedText<'_>,

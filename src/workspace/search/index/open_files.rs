@@ -7,8 +7,8 @@
 //! the file its path names: any change at or above the path is reported changed before a later
 //! search lists it, and re-indexing the path forgets its descriptor for good (a deleted file's
 //! space is not held, and a descriptor taken meanwhile is closed when given back).
-//! Architecture invariant: at most [`OpenFiles::cap`] descriptors are kept, a share of the
-//! process's limit of open files ([`raise_open_file_limit`] raises it at start-up).
+//! Architecture invariant: at most a share of the process's limit of open files is kept
+//! (`share_of_limit`) ([`raise_open_file_limit`] raises it at start-up).
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -45,11 +45,6 @@ impl OpenFiles {
     /// An empty set sized to the process's limit of open files now.
     pub fn within_limit() -> OpenFiles {
         OpenFiles { kept: Mutex::new(Kept::default()), cap: share_of_limit() }
-    }
-
-    /// How many descriptors may be kept at once.
-    pub fn cap(&self) -> usize {
-        self.cap
     }
 
     /// The kept descriptor of file `id`, now owned by the caller (give it back with [`Self::give_back`]).
@@ -90,7 +85,8 @@ impl OpenFiles {
     }
 
     /// Descriptors kept now.
-    pub fn idle(&self) -> usize {
+    #[cfg(test)]
+    fn idle(&self) -> usize {
         self.kept.lock().idle
     }
 }
