@@ -244,12 +244,19 @@ pub fn build(
                     for (id, rel) in (range.start..).zip(&files[range]) {
                         let (meta, state) =
                             extractor.read(&root.join(rel)).unwrap_or((FileMeta::default(), FileState::Unreadable));
-                        pairs.extend(extractor.trigrams.iter().map(|t| u64::from(*t) << 32 | id as u64));
+                        // A file with more trigrams than a run holds is split over runs: each of
+                        // its trigrams is in one of them, so every list still grows by id.
+                        let mut trigrams = extractor.trigrams.as_slice();
+                        while !trigrams.is_empty() {
+                            let (now, later) = trigrams.split_at((run_pairs - pairs.len()).min(trigrams.len()));
+                            pairs.extend(now.iter().map(|t| u64::from(*t) << 32 | id as u64));
+                            trigrams = later;
+                            if pairs.len() >= run_pairs {
+                                write(&mut pairs, batch, &mut runs)?;
+                            }
+                        }
                         let cr_free = extractor.cr_free;
                         records.push(FileRecord { path: rel, meta, state, cr_free });
-                        if pairs.len() >= run_pairs {
-                            write(&mut pairs, batch, &mut runs)?;
-                        }
                     }
                     if !pairs.is_empty() {
                         write(&mut pairs, batch, &mut runs)?;
@@ -365,6 +372,36 @@ mod tests {
             assert_eq!(extracted(dir.path(), "nul", part_len), (FileState::Binary, BTreeSet::new(), false));
             assert_eq!(extracted(dir.path(), "cut", part_len), (FileState::NotUtf8, BTreeSet::new(), false));
             assert_eq!(extracted(dir.path(), "bad", part_len), (FileState::NotUtf8, BTreeSet::new(), false));
+        }
+    }
+
+    #[test]
+    fn a_file_with_more_trigrams_than_a_run_holds_is_found_by_each_of_them() {
+        let dir = tempfile::tempdir().unwrap();
+        // Random printable text: nearly every folded trigram of 69 characters, more than a run.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let big: Vec<u8> = (0..3 << 20)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                b' ' + (seed % 95) as u8
+            })
+            .collect();
+        assert!(expected(&big).len() > BATCH * PAIRS_PER_FILE, "the file must not fit in one run");
+        std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
+        std::fs::write(dir.path().join("big.txt"), &big).unwrap();
+        std::fs::write(dir.path().join("c.txt"), "world").unwrap();
+        let files = ["a.txt", "big.txt", "c.txt"].map(str::to_owned).to_vec();
+        let out = dir.path().join("index/project.idx");
+        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+        let written = build(dir.path(), files, &out, 0, &|| false).unwrap();
+        let segment = super::segment::Segment::open(written.tmp_path()).unwrap();
+        for at in (0..big.len() - 8).step_by(3001) {
+            let window = std::str::from_utf8(&big[at..at + 8]).unwrap();
+            let query = super::super::plan::plan(window, false, true);
+            let candidates = segment.candidates(&query).expect("eight characters give trigrams");
+            assert!(super::segment::has(&candidates, 1), "`{window}` at {at} does not admit big.txt");
         }
     }
 }

@@ -183,14 +183,17 @@ pub struct Merge<'a> {
     bytes: Vec<Vec<u8>>,
     /// The bucket whose lists are given out.
     bucket: usize,
-    /// The lists of that bucket's trigrams, by their low bits, reused from bucket to bucket, and
-    /// the next one to look at.
+    /// The lists of that bucket's trigrams, by their low bits, reused from bucket to bucket (short
+    /// ones with their allocations), and the next one to look at.
     lists: Vec<PostingWriter>,
     slot: usize,
 }
 
 /// Trigrams per bucket.
 const SLOTS: usize = 1 << BUCKET_SHIFT;
+
+/// A list's allocation kept from one bucket to the next at most.
+const KEPT_LIST_BYTES: usize = 512;
 
 impl Merge<'_> {
     /// Merges the `buckets` of `runs`.
@@ -221,6 +224,11 @@ impl Merge<'_> {
         };
         for list in self.lists.iter_mut().filter(|list| list.count > 0) {
             list.reset();
+            // A long list's allocation is not kept for the next bucket: kept, every slot would
+            // hold the longest list it ever had (14 MiB of a 60,000-file tree's merge).
+            if list.bytes.capacity() > KEPT_LIST_BYTES {
+                list.bytes = Vec::new();
+            }
         }
         for (i, reader) in self.readers.iter_mut().enumerate() {
             while let Some((tri, count, last)) = self.heads[i]

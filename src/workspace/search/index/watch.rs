@@ -132,7 +132,13 @@ mod linux {
                     let Some(name) = name.to_str() else {
                         return Err("a file name is not valid Unicode".to_owned());
                     };
-                    let path = if dir.is_empty() { name.to_owned() } else { format!("{dir}/{name}") };
+                    // Exactly as long as the path: a tree's paths are most of the list's memory.
+                    let mut path = String::with_capacity(dir.len() + 1 + name.len());
+                    if !dir.is_empty() {
+                        path.push_str(&dir);
+                        path.push('/');
+                    }
+                    path.push_str(name);
                     if kind.is_dir() {
                         stack.push(path);
                     } else if kind.is_file() && !is_temp_name(name) {
