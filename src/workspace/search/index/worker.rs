@@ -8,7 +8,6 @@
 //! either seen by the read or reported afterwards; the index becomes ready only when no
 //! notification was lost since the read began.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -222,9 +221,9 @@ fn walk_and_recheck(shared: &Shared) {
     }
 }
 
-/// Compares the tree's `files` (listed after `lost_before` notifications had been lost) with the
-/// index and marks every difference changed; the index is ready after it unless notifications
-/// were lost since the listing.
+/// Compares the tree's `files` (sorted, listed after `lost_before` notifications had been lost)
+/// with the index and marks every difference changed; the index is ready after it unless
+/// notifications were lost since the listing.
 fn recheck(shared: &Shared, lost_before: u64, files: Vec<String>) {
     // A copy of what the index knows, so that the comparison (a stat of every file) holds no lock:
     // a search never waits for it.
@@ -234,32 +233,102 @@ fn recheck(shared: &Shared, lost_before: u64, files: Vec<String>) {
             inner.delta.iter().map(|(path, file)| (path.clone(), file.meta, file.read_at_ns)).collect();
         (inner.base.clone(), inner.dead.clone(), delta)
     };
-    let mut known: HashMap<&str, (FileMeta, i64)> = HashMap::new();
-    if let Some(base) = &base {
-        for id in (0..base.len()).filter(|id| !segment::has(&dead, *id)) {
-            known.insert(base.path(id), (base.meta(id), base.built_at_ns));
-        }
-    }
-    for (path, meta, read_at) in &delta {
-        known.insert(path.as_str(), (*meta, *read_at));
-    }
-    let mut changed = Vec::new();
-    for file in &files {
-        let current = std::fs::symlink_metadata(shared.root.join(file)).ok().map(|m| FileMeta::of(&m));
-        let same = match (known.remove(file.as_str()), current) {
-            (Some((meta, read_at)), Some(now)) => meta == now && now.mtime_ns < read_at - RACY_NS,
-            _ => false,
-        };
-        if !same {
-            changed.push(file.clone());
-        }
-    }
-    changed.extend(known.into_keys().map(str::to_owned));
+    // Both sorted by path, as the listing is: joined in one pass, with no table of the tree.
+    let in_base = base.iter().flat_map(|base| {
+        let live = (0..base.len()).filter(|id| !segment::has(&dead, *id));
+        live.map(|id| (base.path(id), base.meta(id), base.built_at_ns))
+    });
+    let in_delta = delta.iter().map(|(path, meta, read_at)| (path.as_str(), *meta, *read_at));
+    let now = |file: &str| std::fs::symlink_metadata(shared.root.join(file)).ok().map(|m| FileMeta::of(&m));
+    let changed = differences(&files, merge_known(in_base, in_delta), now);
     for path in changed {
         shared.mark_dirty(path);
     }
     let mut inner = shared.inner.write();
     if inner.lost_generation == lost_before && !matches!(inner.phase, Phase::Unavailable(_)) {
         inner.phase = Phase::Ready;
+    }
+}
+
+/// What the index knows of a file: its path, its metadata when read, and when it was read.
+type Known<'a> = (&'a str, FileMeta, i64);
+
+/// Two lists sorted by path, merged in order; `later` wins where both hold a path.
+fn merge_known<'a>(
+    earlier: impl Iterator<Item = Known<'a>>,
+    later: impl Iterator<Item = Known<'a>>,
+) -> impl Iterator<Item = Known<'a>> {
+    let (mut earlier, mut later) = (earlier.peekable(), later.peekable());
+    std::iter::from_fn(move || match (earlier.peek(), later.peek()) {
+        (Some(a), Some(b)) => match a.0.cmp(b.0) {
+            std::cmp::Ordering::Less => earlier.next(),
+            std::cmp::Ordering::Equal => {
+                earlier.next();
+                later.next()
+            }
+            std::cmp::Ordering::Greater => later.next(),
+        },
+        (Some(_), None) => earlier.next(),
+        (None, _) => later.next(),
+    })
+}
+
+/// The paths where the listing (`files`) and what the index knows (`known`), both sorted by path,
+/// differ: listed but not known, known but not listed, or known with other metadata than `now`
+/// gives, or modified too close to when it was read.
+fn differences<'a>(
+    files: &[String],
+    known: impl Iterator<Item = Known<'a>>,
+    now: impl Fn(&str) -> Option<FileMeta>,
+) -> Vec<String> {
+    let mut known = known.peekable();
+    let mut changed = Vec::new();
+    for file in files {
+        // Known paths before this one are listed no more.
+        while let Some((gone, ..)) = known.next_if(|(path, ..)| *path < file.as_str()) {
+            changed.push(gone.to_owned());
+        }
+        let same = match (known.next_if(|(path, ..)| *path == file.as_str()), now(file)) {
+            (Some((_, meta, read_at)), Some(now)) => meta == now && now.mtime_ns < read_at - RACY_NS,
+            _ => false,
+        };
+        if !same {
+            changed.push(file.clone());
+        }
+    }
+    changed.extend(known.map(|(gone, ..)| gone.to_owned()));
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(size: u64) -> FileMeta {
+        FileMeta { size, mtime_ns: 1_000, ino: 7 }
+    }
+
+    #[test]
+    fn the_listing_and_the_index_are_joined_by_path() {
+        let read_at = 10 * RACY_NS;
+        let base = [("a", meta(1), read_at), ("b", meta(2), read_at), ("d", meta(4), read_at)];
+        let delta = [("b", meta(20), read_at), ("c", meta(3), read_at)];
+        let known: Vec<Known<'_>> = merge_known(base.into_iter(), delta.into_iter()).collect();
+        assert_eq!(known, [base[0], delta[0], delta[1], base[2]], "the later list wins, in path order");
+
+        let files: Vec<String> = ["a", "b", "bb", "d", "e"].map(str::to_owned).to_vec();
+        // "a" as indexed; "b" grew since; "bb" and "e" are new; "c" is gone; "d" cannot be read.
+        let now = |file: &str| match file {
+            "a" => Some(meta(1)),
+            "b" => Some(meta(21)),
+            "d" => None,
+            _ => Some(meta(9)),
+        };
+        let changed = differences(&files, known.iter().copied(), now);
+        assert_eq!(changed, ["b", "bb", "c", "d", "e"]);
+        // Modified within RACY_NS of its read: it may have changed after, unseen.
+        let racy = [("a", meta(1), 1_000 + RACY_NS)];
+        assert_eq!(differences(&files[..1], racy.into_iter(), now), ["a"]);
+        assert_eq!(differences(&[], known.into_iter(), now), ["a", "b", "c", "d"]);
     }
 }
