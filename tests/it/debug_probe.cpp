@@ -1,4 +1,5 @@
-// The debug tests' program (tests/it/debug.rs): locals, nested calls to step through, a null-pointer
+// The debug tests' program (tests/it/debug.rs): locals (each set before the lines the tests stop
+// at, so no stop shows a stack's leftovers), nested calls to step through, a null-pointer
 // crash with `crash`, and a long sleep with `sleep`. Markers `@name` name the lines the tests use.
 #include <chrono>
 #include <cstdio>
@@ -11,13 +12,13 @@ struct Point {
 };
 
 static int square(int v) {
-    int result = v * v; // @square
-    return result;
+    return v * v; // @square
 }
 
-int add_squares(Point p) {
-    int a = square(p.x); // @add_first
-    int b = square(p.y); // @add_second
+// `a` and `b` are parameters, not locals, so that a stop on entry shows no stack leftovers.
+int add_squares(Point p, int a = 0, int b = 0) {
+    a = square(p.x); // @add_first
+    b = square(p.y); // @add_second
     return a + b;
 }
 
@@ -28,7 +29,8 @@ int read_through(const int *ptr) {
 int main(int argc, char **argv) {
     Point origin{3, 4};
     const char *label = "probe";
-    int total = add_squares(origin); // @break
+    int total = 0;
+    total = add_squares(origin); // @break
     std::printf("%s %d\n", label, total);
     std::fflush(stdout);
     if (argc > 1 && std::strcmp(argv[1], "crash") == 0) {
