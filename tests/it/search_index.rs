@@ -103,6 +103,9 @@ async fn ready(n: usize) -> (TempWorkspace, Pair) {
     (ws, pair)
 }
 
+/// The directories holding a `copy.cpp`, all with one content.
+const COPIES: [&str; 5] = ["docs", "gen", "lib", "src/a", "vendor/v1"];
+
 fn tree(ws: &TempWorkspace, n: usize) {
     for i in 0..n {
         let dir = ["src/a", "src/b", "lib", "gen", "docs/deep/er"][i % 5];
@@ -125,6 +128,13 @@ fn tree(ws: &TempWorkspace, n: usize) {
     // listing that took them in would read `src/a/file0.cpp` again under their names.
     ws.write("src.a/file0.cpp", "needle beside src\n");
     ws.write("src0a/file0.cpp", "needle after src\n");
+    // Files with one content (vendored copies): the index reads one of them for all that are
+    // unchanged, and the copies sort before, between and after other matching files.
+    for dir in COPIES {
+        ws.write(&format!("{dir}/copy.cpp"), "needle_7 copied\n\nhaystack\nNEEDLE copied\n");
+    }
+    ws.write("src/b/copy-crlf.cpp", "needle_7 copied\r\n\r\nhaystack\r\n");
+    ws.write("lib/copy-crlf.cpp", "needle_7 copied\r\n\r\nhaystack\r\n");
     // Older than the index's racy-timestamp window, so the index file (not only what is re-read
     // after it) answers.
     let old = std::time::SystemTime::now() - Duration::from_secs(3600);
@@ -201,6 +211,10 @@ async fn outside_changes_are_seen_before_the_next_answer() {
         Box::new(|| std::fs::remove_file(ws.path("lib/renamed.cpp")).unwrap()),
         Box::new(|| std::fs::rename(ws.path("src/b"), ws.path("moved")).unwrap()),
         Box::new(|| ws.write("moved/inner/deeper.cpp", "needle_1002 in a new directory\n")),
+        // The first listed of the files with one content changes, then another is renamed: the
+        // others are still answered alike.
+        Box::new(|| ws.write("docs/copy.cpp", "needle_1003 no longer a copy\n")),
+        Box::new(|| std::fs::rename(ws.path("lib/copy.cpp"), ws.path("lib/copy-renamed.cpp")).unwrap()),
         Box::new(|| std::fs::remove_dir_all(ws.path("docs")).unwrap()),
     ];
     for step in steps {
@@ -336,6 +350,14 @@ async fn random_outside_edits_interleaved_with_queries() {
                 3 => {
                     let to = ws.path(&format!("lib/r{}.cpp", rng.below(40)));
                     let _ = std::fs::rename(&file, to);
+                }
+                4 if rng.below(2) == 0 => {
+                    // One of the copies of one content changes, or goes.
+                    let copy = ws.path(&format!("{}/copy.cpp", COPIES[rng.below(COPIES.len())]));
+                    match rng.below(3) {
+                        0 => drop(std::fs::remove_file(copy)),
+                        _ => std::fs::write(copy, format!("needle_{step} no longer a copy\n")).unwrap(),
+                    }
                 }
                 _ => {
                     let victim = ws.path(&format!("src/a/file{}.cpp", 5 * rng.below(60)));

@@ -5,8 +5,12 @@
 //! Architecture invariant: the outcome equals a scan's: a file the index does not admit holds no
 //! matching line, a file indexed as binary or not UTF-8 is listed as skipped without being read,
 //! every listed file passing the filters counts as visited, and changed paths are read as a scan
-//! would read them. When the index cannot answer, the search scans and says why.
+//! would read them. A file indexed with the content of another that this search read (unchanged,
+//! and read with the size the index holds) has that file's matching lines. When the index cannot
+//! answer, the search scans and says why.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -60,6 +64,8 @@ pub fn search_indexed(
     let shared = Shared::new(keep);
     let mut filter = Filter { plan: &plan, start, dir: None, dir_excluded: false };
     let (mut to_read, mut skipped, mut unread) = (Vec::new(), Vec::new(), 0u64);
+    // Where in `to_read` the first listed file of each content shared by several files is.
+    let mut firsts: HashMap<usize, usize> = HashMap::new();
     let from = if prefix.is_empty() { 0 } else { prefix.len() + 1 };
     // Without exclusions or extensions every listed file passes: those not read are only counted.
     let every = !(plan.exclusions.is_empty() && plan.extensions.is_none());
@@ -70,15 +76,33 @@ pub fn search_indexed(
         }
         match listed.state {
             FileState::Binary | FileState::NotUtf8 => skipped.push(rel.to_owned()),
-            FileState::Text if listed.candidate => to_read.push(match listed.base_id {
+            FileState::Text if listed.candidate => match listed.base_id {
                 // Its path is read back from the mapped index: no copy of it is held meanwhile.
-                Some(id) => ToRead::Base { id, size: listed.size, cr_free: listed.cr_free },
-                None => ToRead::Path(rel.to_owned(), Some(listed.size)),
-            }),
+                Some(id) => {
+                    let first = listed.same_content.and_then(|content| match firsts.entry(content) {
+                        Entry::Occupied(first) => Some(*first.get()),
+                        Entry::Vacant(first) => {
+                            first.insert(to_read.len());
+                            None
+                        }
+                    });
+                    match first.and_then(|at| to_read.get_mut(at)) {
+                        Some(ToRead::Base { copies, .. }) => copies.push(id),
+                        _ => to_read.push(ToRead::Base {
+                            id,
+                            size: listed.size,
+                            cr_free: listed.cr_free,
+                            copies: vec![],
+                        }),
+                    }
+                }
+                None => to_read.push(ToRead::Path(rel.to_owned(), Some(listed.size))),
+            },
             FileState::Unindexed if listed.candidate => to_read.push(ToRead::Path(rel.to_owned(), None)),
             FileState::Text | FileState::Unindexed | FileState::Unreadable => unread += 1,
         }
     });
+    drop(firsts);
     let base = view.base_files();
     drop(view);
     unread += passed_over;
@@ -109,8 +133,9 @@ pub fn search_indexed(
 
 /// A file to read.
 enum ToRead {
-    /// A file of the index's base, unchanged text of `size` bytes.
-    Base { id: usize, size: u64, cr_free: bool },
+    /// A file of the index's base, unchanged text of `size` bytes, and the listed files of the
+    /// base indexed with the same content, unchanged too (answered from this file's read).
+    Base { id: usize, size: u64, cr_free: bool, copies: Vec<usize> },
     /// A file by its path relative to the start, with its size when the index holds it as
     /// unchanged text (re-indexed since the base was written).
     Path(String, Option<u64>),
@@ -129,16 +154,21 @@ impl Files<'_> {
     /// A file's path relative to the start, and what the index holds of it.
     fn get(&self, file: &ToRead) -> Option<(String, Option<IndexedText<'_>>)> {
         match file {
-            ToRead::Base { id, size, cr_free } => {
-                let base = self.base?;
-                let rel = base.path(*id).get(self.from..)?.to_owned();
-                let kept = Some((*id, base.open_files()));
-                Some((rel, Some(IndexedText { size: *size, cr_free: *cr_free, kept })))
+            ToRead::Base { id, size, cr_free, .. } => {
+                let (rel, indexed) = self.base_file(*id, *size, *cr_free)?;
+                Some((rel, Some(indexed)))
             }
             ToRead::Path(rel, size) => {
                 Some((rel.clone(), size.map(|size| IndexedText { size, cr_free: false, kept: None })))
             }
         }
+    }
+
+    /// The path relative to the start of file `id` of the base, unchanged text of `size` bytes.
+    fn base_file(&self, id: usize, size: u64, cr_free: bool) -> Option<(String, IndexedText<'_>)> {
+        let base = self.base?;
+        let rel = base.path(id).get(self.from..)?.to_owned();
+        Some((rel, IndexedText { size, cr_free, kept: Some((id, base.open_files())) }))
     }
 }
 
@@ -162,11 +192,20 @@ fn read_all(
         loop {
             let at = next.fetch_add(RUN, Ordering::Relaxed);
             let Some(run) = files.to_read.get(at..(at + RUN).min(n)) else { return };
-            for (rel, indexed) in run.iter().filter_map(|file| files.get(file)) {
+            for file in run {
+                let Some((rel, indexed)) = files.get(file) else { continue };
                 let path = files.start.join(&rel);
                 let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
                 if let ignore::WalkState::Quit = worker.visit_file(&path, name, rel, indexed) {
                     return;
+                }
+                let ToRead::Base { size, cr_free, copies, .. } = file else { continue };
+                for (rel, indexed) in copies.iter().filter_map(|id| files.base_file(*id, *size, *cr_free)) {
+                    let path = files.start.join(&rel);
+                    let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
+                    if let ignore::WalkState::Quit = worker.visit_copy(&path, name, rel, indexed) {
+                        return;
+                    }
                 }
             }
         }

@@ -352,6 +352,17 @@ struct Worker<'a> {
     found: Vec<FoundLine>,
     /// Opens files relative to their verified directory (a link swap cannot redirect them).
     opener: TraversalOpener,
+    /// What the last file searched found, when it was read whole exactly as the index holds it:
+    /// files the index holds with the same content are answered from it ([`Worker::visit_copy`]).
+    answered: Option<Answered>,
+}
+
+/// The outcome of the last file searched, kept for files with its content.
+#[derive(Clone, Copy)]
+struct Answered {
+    n_lines: u64,
+    /// Bytes of its byte-order mark.
+    skip: usize,
 }
 
 /// A matching line recorded during a search.
@@ -405,6 +416,7 @@ impl<'a> Worker<'a> {
             copies: Vec::new(),
             opener: TraversalOpener::beneath(root),
             found: Vec::new(),
+            answered: None,
         }
     }
 
@@ -441,14 +453,10 @@ impl<'a> Worker<'a> {
         rel_path: String,
         indexed: Option<IndexedText<'_>>,
     ) -> WalkState {
-        if let WalkState::Quit = self.check_cancel() {
-            return WalkState::Quit;
+        self.answered = None;
+        if let Some(state) = self.enter(file_name, &rel_path) {
+            return state;
         }
-        if !self.plan.selects_file(file_name) {
-            return WalkState::Continue;
-        }
-        let n_visited = self.shared.files_visited.fetch_add(1, Ordering::Relaxed) + 1;
-        (self.on_file)(n_visited, &rel_path);
         // A file that vanishes or cannot be read is left out, like any other walk error.
         // Opened only if it is still exactly the walked path: a directory swapped for a link during
         // the walk cannot feed another file's bytes in under this name.
@@ -457,6 +465,9 @@ impl<'a> Worker<'a> {
         let Some(mut file) = reused.or_else(|| self.opener.open(path).ok()) else { return WalkState::Continue };
         let known = indexed
             .and_then(|text| read_indexed_text(&file, text, self.plan.whole_file_limit, &mut self.buf).transpose());
+        // Read whole, as long as it was indexed: the same content as the files indexed with it.
+        let as_indexed =
+            known.as_ref().is_some_and(Result::is_ok) && indexed.is_some_and(|text| self.buf.len() as u64 == text.size);
         let (whole, content) = match known {
             Some(content) => (true, content),
             None => {
@@ -517,6 +528,41 @@ impl<'a> Worker<'a> {
         if let (Some((id, open)), true) = (kept, whole) {
             open.give_back(id, file);
         }
+        self.answered = as_indexed.then_some(Answered { n_lines, skip });
+        self.count_and_keep(rel_path, n_lines, whole, skip);
+        WalkState::Continue
+    }
+
+    /// Searches a file the index holds with the content of the file just searched (`indexed`
+    /// says so, and that it has not changed since): answered from that file's outcome when it was
+    /// read as indexed, otherwise read as any other.
+    fn visit_copy(&mut self, path: &Path, file_name: &str, rel_path: String, indexed: IndexedText<'_>) -> WalkState {
+        let Some(Answered { n_lines, skip }) = self.answered else {
+            return self.visit_file(path, file_name, rel_path, Some(indexed));
+        };
+        if let Some(state) = self.enter(file_name, &rel_path) {
+            return state;
+        }
+        self.count_and_keep(rel_path, n_lines, true, skip);
+        WalkState::Continue
+    }
+
+    /// Stops on cancellation and passes over a file the name filter leaves out (what to return
+    /// instead of searching it); otherwise counts the file as visited.
+    fn enter(&self, file_name: &str, rel_path: &str) -> Option<WalkState> {
+        if let WalkState::Quit = self.check_cancel() {
+            return Some(WalkState::Quit);
+        }
+        if !self.plan.selects_file(file_name) {
+            return Some(WalkState::Continue);
+        }
+        let n_visited = self.shared.files_visited.fetch_add(1, Ordering::Relaxed) + 1;
+        (self.on_file)(n_visited, rel_path);
+        None
+    }
+
+    /// Adds a searched file's matching lines to the totals and keeps those that fit.
+    fn count_and_keep(&mut self, rel_path: String, n_lines: u64, whole: bool, skip: usize) {
         self.shared.matches_count.fetch_add(n_lines, Ordering::Relaxed);
         if n_lines > 0 {
             lock(&self.shared.file_counts).push((rel_path.clone(), n_lines));
@@ -524,7 +570,6 @@ impl<'a> Worker<'a> {
         if !self.found.is_empty() {
             self.keep_found(&rel_path, whole, skip);
         }
-        WalkState::Continue
     }
 
     /// Offers the current file's found lines to the shared kept set.

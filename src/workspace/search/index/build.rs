@@ -6,6 +6,8 @@
 //! Architecture invariant: a file's state and trigrams come from exactly the bytes a search would
 //! match against, so a file whose trigrams do not admit a query cannot hold a matching line.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::num::NonZeroUsize;
 use std::path::Path;
 use std::sync::Mutex;
@@ -89,6 +91,8 @@ pub struct Extractor {
     pub trigrams: Vec<Trigram>,
     /// The last text read holds no CR at all (so a search need not look for lone ones).
     pub cr_free: bool,
+    /// The 128-bit XXH3 hash of the last text read, when it holds no CR (its bytes as they are).
+    pub content: Option<u128>,
     opener: TraversalOpener,
 }
 
@@ -105,16 +109,18 @@ impl Extractor {
             seen: Box::new([0; TRIGRAMS / 64]),
             trigrams: Vec::new(),
             cr_free: false,
+            content: None,
             opener: TraversalOpener::beneath(root),
         }
     }
 
     /// Reads `abs` and returns its metadata and state; for text, `self.trigrams` holds its distinct
-    /// trigrams (unsorted) and `self.cr_free` whether it holds no CR. `None` when the file is gone
-    /// or is no longer a file.
+    /// trigrams (unsorted), `self.cr_free` whether it holds no CR and `self.content` the hash of a
+    /// text without CR. `None` when the file is gone or is no longer a file.
     pub fn read(&mut self, abs: &Path) -> Option<(FileMeta, FileState)> {
         self.trigrams.clear();
         self.cr_free = false;
+        self.content = None;
         let mut file = match self.opener.open(abs) {
             Ok(file) => file,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return None,
@@ -129,13 +135,19 @@ impl Extractor {
             return Some((meta, FileState::Unindexed));
         }
         let mut collect = Collect { seen: &mut self.seen, trigrams: &mut self.trigrams, tail: [0; 2], tail_len: 0 };
-        let content = stream_text(&mut file, self.part_len, &mut self.buf, &mut |text| collect.part(text));
+        // Until a CR turns up, the parts are the file's bytes as they are.
+        let mut hash = xxhash_rust::xxh3::Xxh3Default::new();
+        let content = stream_text(&mut file, self.part_len, &mut self.buf, &mut |text| {
+            hash.update(text);
+            collect.part(text);
+        });
         for t in &self.trigrams {
             self.seen[(t >> 6) as usize] = 0;
         }
         let state = match content {
             Ok(Content::Text { has_cr }) => {
                 self.cr_free = !has_cr;
+                self.content = (!has_cr).then(|| hash.digest128());
                 return Some((meta, FileState::Text));
             }
             Ok(Content::Binary) => FileState::Binary,
@@ -221,6 +233,9 @@ pub fn build(
     let next = AtomicUsize::new(0);
     let batches: Mutex<Vec<Option<Batch>>> = Mutex::new((0..n_batches).map(|_| None).collect());
     let failure: Mutex<Option<std::io::Error>> = Mutex::new(None);
+    // The first file read of each CR-free text, by content hash and size: later files with the
+    // same content point to it instead of posting the same trigrams again.
+    let firsts: Mutex<HashMap<(u128, u64), u32>> = Mutex::new(HashMap::new());
     let threads = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
     std::thread::scope(|scope| {
         for _ in 0..threads {
@@ -244,9 +259,16 @@ pub fn build(
                     for (id, rel) in (range.start..).zip(&files[range]) {
                         let (meta, state) =
                             extractor.read(&root.join(rel)).unwrap_or((FileMeta::default(), FileState::Unreadable));
+                        let same_as = extractor.content.and_then(|hash| match lock(&firsts).entry((hash, meta.size)) {
+                            Entry::Occupied(first) => Some(*first.get()),
+                            Entry::Vacant(first) => {
+                                first.insert(id as u32);
+                                None
+                            }
+                        });
                         // A file with more trigrams than a run holds is split over runs: each of
                         // its trigrams is in one of them, so every list still grows by id.
-                        let mut trigrams = extractor.trigrams.as_slice();
+                        let mut trigrams = if same_as.is_some() { &[][..] } else { extractor.trigrams.as_slice() };
                         while !trigrams.is_empty() {
                             let (now, later) = trigrams.split_at((run_pairs - pairs.len()).min(trigrams.len()));
                             pairs.extend(now.iter().map(|t| u64::from(*t) << 32 | id as u64));
@@ -256,7 +278,7 @@ pub fn build(
                             }
                         }
                         let cr_free = extractor.cr_free;
-                        records.push(FileRecord { path: rel, meta, state, cr_free });
+                        records.push(FileRecord { path: rel, meta, state, cr_free, same_as });
                     }
                     if !pairs.is_empty() {
                         write(&mut pairs, batch, &mut runs)?;
@@ -279,6 +301,7 @@ pub fn build(
             });
         }
     });
+    drop(firsts);
     if let Some(err) = lock(&failure).take() {
         return Err(err);
     }
@@ -373,6 +396,33 @@ mod tests {
             assert_eq!(extracted(dir.path(), "cut", part_len), (FileState::NotUtf8, BTreeSet::new(), false));
             assert_eq!(extracted(dir.path(), "bad", part_len), (FileState::NotUtf8, BTreeSet::new(), false));
         }
+    }
+
+    #[test]
+    fn files_with_one_content_post_its_trigrams_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = ["a.txt", "b.txt", "c/x.txt", "d.txt", "e.txt", "f.txt"];
+        let texts = ["same text\n", "other text\n", "same text\n", "same text\r\n", "same text\n", "same texT\n"];
+        std::fs::create_dir(dir.path().join("c")).unwrap();
+        for (name, text) in files.iter().zip(texts) {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        let out = dir.path().join("index/project.idx");
+        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+        let written = build(dir.path(), files.map(str::to_owned).to_vec(), &out, 0, &|| false).unwrap();
+        let segment = super::segment::Segment::open(written.tmp_path()).unwrap();
+        // One of the three CR-free copies stands for them all; a CR or a byte's case is another content.
+        let first = segment.same_content(0).expect("a.txt has copies");
+        assert!([0, 2, 4].contains(&first), "{first}");
+        let groups: Vec<Option<usize>> = (0..files.len()).map(|id| segment.same_content(id)).collect();
+        assert_eq!(groups, [Some(first), None, Some(first), None, Some(first), None]);
+        let query = super::super::plan::plan("same text", false, true);
+        let candidates = segment.candidates(&query).expect("the literal gives trigrams");
+        let posted: Vec<usize> = (0..files.len()).filter(|id| super::segment::has(&candidates, *id)).collect();
+        // f.txt differs in case only, which trigrams do not tell apart.
+        let mut expected = vec![first, 3, 5];
+        expected.sort_unstable();
+        assert_eq!(posted, expected);
     }
 
     #[test]

@@ -413,6 +413,9 @@ pub struct Listed<'a> {
     pub base_id: Option<usize>,
     /// Indexed as text without any CR (`false` when not known).
     pub cr_free: bool,
+    /// The id (in the base segment) shared by the files indexed with this file's content, when
+    /// other files have it: reading one of them answers for all that are unchanged.
+    pub same_content: Option<usize>,
 }
 
 impl View<'_> {
@@ -470,7 +473,10 @@ impl View<'_> {
                     continue;
                 }
                 let state = base.state(id);
-                let candidate = state != FileState::Text || candidates.as_ref().is_none_or(|set| segment::has(set, id));
+                let same_content = base.same_content(id);
+                // A file with another's content has no postings of its own: that file's stand for it.
+                let candidate = state != FileState::Text
+                    || candidates.as_ref().is_none_or(|set| segment::has(set, same_content.unwrap_or(id)));
                 if by_count && (state == FileState::Unreadable || !candidate) {
                     passed_over += 1;
                     continue;
@@ -478,7 +484,7 @@ impl View<'_> {
                 let rel = base.path(id);
                 if !covered(rel) {
                     let (size, cr_free) = (base.meta(id).size, base.cr_free(id));
-                    each(Listed { rel, state, size, candidate, base_id: Some(id), cr_free });
+                    each(Listed { rel, state, size, candidate, base_id: Some(id), cr_free, same_content });
                 }
             }
         }
@@ -491,7 +497,8 @@ impl View<'_> {
                 continue;
             }
             let candidate = file.state != FileState::Text || query.matches_sorted(&file.trigrams);
-            each(Listed { rel, state: file.state, size: file.meta.size, candidate, base_id: None, cr_free: false });
+            let (size, cr_free, same_content) = (file.meta.size, false, None);
+            each(Listed { rel, state: file.state, size, candidate, base_id: None, cr_free, same_content });
         }
         passed_over
     }

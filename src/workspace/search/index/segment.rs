@@ -4,9 +4,11 @@
 //! a query touches only the pages of the trigrams it asks for and the file table.
 //!
 //! Layout (little-endian): a 72-byte header (magic, version, counts, section offsets), the file
-//! records (40 bytes each, sorted by path: path offset and length, size, mtime, inode, state, and a
-//! flags byte whose bit 0 says the text holds no CR), the path bytes, the trigram table (16 bytes each, sorted
-//! by trigram) and the postings.
+//! records (40 bytes each, sorted by path: path offset and length, size, mtime, inode, state, a
+//! flags byte whose bit 0 says the text holds no CR and bit 1 that other files have the same
+//! content, and at bytes 36..40 one more than the id of the file whose content this one has, or 0),
+//! the path bytes, the trigram table (16 bytes each, sorted by trigram) and the postings. A file
+//! with the content of another has no postings of its own: it admits what that file admits.
 //!
 //! Architecture invariant: a file that is not exactly what this module wrote (other magic or
 //! version, inconsistent offsets, a truncated section) is rejected as a whole; every later read is
@@ -24,12 +26,14 @@ use super::plan::{Query, Trigram};
 use super::{FileMeta, FileState};
 
 const MAGIC: &[u8; 8] = b"FMCPIDX1";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 const HEADER: usize = 72;
 const FILE_RECORD: usize = 40;
 const TRI_RECORD: usize = 16;
 /// The flag of a file record's byte 33: the file is text without any CR.
 const CR_FREE: u8 = 1;
+/// The flag of a file record's byte 33: other files have this file's content.
+const HAS_COPIES: u8 = 2;
 
 /// One file of a segment being written.
 pub struct FileRecord<'a> {
@@ -39,6 +43,9 @@ pub struct FileRecord<'a> {
     pub state: FileState,
     /// Text without any CR.
     pub cr_free: bool,
+    /// The id of an earlier-read file with exactly this content (CR-free text only): this file's
+    /// trigrams are not posted, that file's stand for them.
+    pub same_as: Option<u32>,
 }
 
 /// The posting lists of a segment being written, in increasing trigram order.
@@ -172,8 +179,14 @@ pub fn write(
     let files_off = HEADER as u64;
     let paths_off = files_off + (files.len() * FILE_RECORD) as u64;
     out.write_all(&[0; HEADER])?;
+    let mut has_copies = vec![false; files.len()];
+    for same_as in files.iter().filter_map(|file| file.same_as) {
+        if let Some(flag) = has_copies.get_mut(same_as as usize) {
+            *flag = true;
+        }
+    }
     let mut path_at = 0u64;
-    for file in files {
+    for (file, has_copies) in files.iter().zip(has_copies) {
         let mut rec = [0u8; FILE_RECORD];
         rec[0..4].copy_from_slice(&u32::try_from(path_at).map_err(io::Error::other)?.to_le_bytes());
         rec[4..8].copy_from_slice(&(file.path.len() as u32).to_le_bytes());
@@ -181,7 +194,8 @@ pub fn write(
         rec[16..24].copy_from_slice(&file.meta.mtime_ns.to_le_bytes());
         rec[24..32].copy_from_slice(&file.meta.ino.to_le_bytes());
         rec[32] = file.state as u8;
-        rec[33] = u8::from(file.cr_free) * CR_FREE;
+        rec[33] = (u8::from(file.cr_free) * CR_FREE) | (u8::from(has_copies) * HAS_COPIES);
+        rec[36..40].copy_from_slice(&file.same_as.map_or(0, |id| id + 1).to_le_bytes());
         out.write_all(&rec)?;
         path_at += file.path.len() as u64;
     }
@@ -361,6 +375,16 @@ impl Segment {
     /// File `id` is text without any CR (files of indexes written before this flag read as `false`).
     pub fn cr_free(&self, id: usize) -> bool {
         self.record(id)[33] & CR_FREE != 0
+    }
+
+    /// The id shared by the files with file `id`'s content (the one whose trigrams are posted), when
+    /// other files have it.
+    pub fn same_content(&self, id: usize) -> Option<usize> {
+        let rec = self.record(id);
+        match (u32_at(rec, 36) as usize).checked_sub(1) {
+            Some(first) if first < self.n_files => Some(first),
+            _ => (rec[33] & HAS_COPIES != 0).then_some(id),
+        }
     }
 
     /// The first file id whose path is not less than `path`.
