@@ -3,9 +3,12 @@
 //!
 //! Run with `FORGEMCP_BENCH_TREE=<tree> cargo bench --bench search_index` (docs/performance.md uses
 //! DuckDB at commit 044a04a7). `FORGEMCP_BENCH_COPIES` sets the copies of the large corpus (default
-//! 4; 1 leaves it out): hard links under `<target>/bench-index/`, made once. `FORGEMCP_BENCH_COLD=1`
-//! also times the literal query with the page cache dropped before each run (needs root; it writes
-//! `/proc/sys/vm/drop_caches`).
+//! 4; 1 leaves it out): hard links under `<target>/bench-index/`, made once. The index reads and
+//! posts one content once, so identical copies cost about what one does: `FORGEMCP_BENCH_DISTINCT=1`
+//! also runs as many copies whose every file is distinct (written with one more line,
+//! `// distinct copy <n>`, that no query matches), which is what a tree that large costs.
+//! `FORGEMCP_BENCH_COLD=1` also times the literal query with the page cache dropped before each run
+//! (needs root; it writes `/proc/sys/vm/drop_caches`).
 //!
 //! For each corpus: ripgrep's best of three scans (the reference of the build time); the best of
 //! three builds of the index, each from an empty storage root (the last under
@@ -86,12 +89,19 @@ fn orchestrate() -> Result<bool, String> {
     };
     let copies: usize = std::env::var("FORGEMCP_BENCH_COPIES").ok().and_then(|n| n.parse().ok()).unwrap_or(4);
     let cold = std::env::var("FORGEMCP_BENCH_COLD").is_ok_and(|v| v == "1");
+    let distinct = std::env::var("FORGEMCP_BENCH_DISTINCT").is_ok_and(|v| v == "1");
     let work = target_dir().map_err(|err| err.to_string())?.join("bench-index");
     let tree = tree.canonicalize().map_err(|err| format!("{}: {err}", tree.display()))?;
     let mut corpora = vec![(tree.clone(), work.join("storage-1"), "1 copy".to_owned(), cold)];
     if copies > 1 {
-        let big = copied(&tree, &work.join(format!("x{copies}")), copies).map_err(|err| err.to_string())?;
+        let big = copied(&tree, &work.join(format!("x{copies}")), copies, false).map_err(|err| err.to_string())?;
         corpora.push((big, work.join(format!("storage-{copies}")), format!("{copies} copies"), false));
+    }
+    if copies > 1 && distinct {
+        let dir = work.join(format!("x{copies}-distinct"));
+        let big = copied(&tree, &dir, copies, true).map_err(|err| err.to_string())?;
+        let label = format!("{copies} distinct copies");
+        corpora.push((big, work.join(format!("storage-{copies}-distinct")), label, false));
     }
     let mut ok = true;
     for (tree, storage, label, cold) in corpora {
@@ -344,29 +354,34 @@ fn searched_size(dir: &Path) -> (u64, u64) {
     res
 }
 
-/// `copies` hard-linked copies of `tree` side by side under `dir` (made once).
-fn copied(tree: &Path, dir: &Path, copies: usize) -> io::Result<PathBuf> {
+/// `copies` copies of `tree` side by side under `dir` (made once): hard links, or with `distinct`
+/// files whose copy `n` ends with one more line, `// distinct copy <n>`.
+fn copied(tree: &Path, dir: &Path, copies: usize, distinct: bool) -> io::Result<PathBuf> {
     let done = dir.with_extension("done");
     if !(done.exists() && dir.is_dir()) {
         if dir.exists() {
             fs::remove_dir_all(dir)?;
         }
         for copy in 0..copies {
-            link_tree(tree, &dir.join(format!("copy{copy}")))?;
+            let suffix = distinct.then(|| format!("\n// distinct copy {copy}\n"));
+            copy_tree(tree, &dir.join(format!("copy{copy}")), suffix.as_deref())?;
         }
         fs::write(&done, "")?;
     }
     dir.canonicalize()
 }
 
-fn link_tree(from: &Path, to: &Path) -> io::Result<()> {
+/// Hard links of the files below `from` (or with `suffix`, copies with it appended) below `to`.
+fn copy_tree(from: &Path, to: &Path, suffix: Option<&str>) -> io::Result<()> {
     fs::create_dir_all(to)?;
     for entry in fs::read_dir(from)? {
         let entry = entry?;
         let (source, target) = (entry.path(), to.join(entry.file_name()));
         let file_type = entry.file_type()?;
         if file_type.is_dir() {
-            link_tree(&source, &target)?;
+            copy_tree(&source, &target, suffix)?;
+        } else if let (true, Some(suffix)) = (file_type.is_file(), suffix) {
+            fs::write(&target, [fs::read(&source)?, suffix.as_bytes().to_vec()].concat())?;
         } else if file_type.is_file() {
             fs::hard_link(&source, &target)?;
         } else if file_type.is_symlink() {

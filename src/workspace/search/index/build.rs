@@ -6,8 +6,6 @@
 //! Architecture invariant: a file's state and trigrams come from exactly the bytes a search would
 //! match against, so a file whose trigrams do not admit a query cannot hold a matching line.
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::num::NonZeroUsize;
 use std::path::Path;
 use std::sync::Mutex;
@@ -202,6 +200,36 @@ impl Collect<'_> {
     }
 }
 
+/// The first file read of each CR-free text, by content hash and size: later files with the same
+/// content point to it instead of posting the same trigrams again. The table holds ids only, and
+/// each first file's key is in an array by id: under 40 bytes a file, allocated once.
+struct Firsts {
+    table: hashbrown::HashTable<u32>,
+    /// Hash (low and high 64 bits) and size of the first files, by id.
+    keys: Vec<[u64; 3]>,
+}
+
+impl Firsts {
+    fn new(n_files: usize) -> Firsts {
+        Firsts { table: hashbrown::HashTable::with_capacity(n_files), keys: vec![[0; 3]; n_files] }
+    }
+
+    /// The id of the first file read with this content, or `None` after recording file `id` as it.
+    fn first(&mut self, id: usize, hash: u128, size: u64) -> Option<u32> {
+        let key = [hash as u64, (hash >> 64) as u64, size];
+        let keys = &mut self.keys;
+        let entry = self.table.entry(key[0], |first| keys[*first as usize] == key, |first| keys[*first as usize][0]);
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(first) => Some(*first.get()),
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                slot.insert(id as u32);
+                keys[id] = key;
+                None
+            }
+        }
+    }
+}
+
 /// Files per batch: each thread takes a batch of consecutive files at a time.
 const BATCH: usize = 256;
 /// Batches at most; larger trees get larger batches.
@@ -233,9 +261,7 @@ pub fn build(
     let next = AtomicUsize::new(0);
     let batches: Mutex<Vec<Option<Batch>>> = Mutex::new((0..n_batches).map(|_| None).collect());
     let failure: Mutex<Option<std::io::Error>> = Mutex::new(None);
-    // The first file read of each CR-free text, by content hash and size: later files with the
-    // same content point to it instead of posting the same trigrams again.
-    let firsts: Mutex<HashMap<(u128, u64), u32>> = Mutex::new(HashMap::new());
+    let firsts = Mutex::new(Firsts::new(files.len()));
     let threads = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
     std::thread::scope(|scope| {
         for _ in 0..threads {
@@ -259,13 +285,7 @@ pub fn build(
                     for (id, rel) in (range.start..).zip(&files[range]) {
                         let (meta, state) =
                             extractor.read(&root.join(rel)).unwrap_or((FileMeta::default(), FileState::Unreadable));
-                        let same_as = extractor.content.and_then(|hash| match lock(&firsts).entry((hash, meta.size)) {
-                            Entry::Occupied(first) => Some(*first.get()),
-                            Entry::Vacant(first) => {
-                                first.insert(id as u32);
-                                None
-                            }
-                        });
+                        let same_as = extractor.content.and_then(|hash| lock(&firsts).first(id, hash, meta.size));
                         // A file with more trigrams than a run holds is split over runs: each of
                         // its trigrams is in one of them, so every list still grows by id.
                         let mut trigrams = if same_as.is_some() { &[][..] } else { extractor.trigrams.as_slice() };
