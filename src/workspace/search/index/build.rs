@@ -232,7 +232,8 @@ impl Firsts {
 
 /// Files per batch: each thread takes a batch of consecutive files at a time.
 const BATCH: usize = 256;
-/// Batches at most; larger trees get larger batches.
+/// Batches at most, up to [`runs::MAX_BATCH`] files each: larger trees get larger batches, and
+/// trees of more than 524,288 files more batches.
 const MAX_BATCHES: usize = 256;
 /// Pairs a thread holds per file of its batch before it sorts them and writes them as a run: the
 /// memory held is bounded by this, not by the sizes of the files (one batch can be written as
@@ -252,7 +253,7 @@ pub fn build(
     built_at_ns: i64,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> std::io::Result<segment::Unsynced> {
-    let batch_len = files.len().div_ceil(MAX_BATCHES).max(BATCH);
+    let batch_len = files.len().div_ceil(MAX_BATCHES).clamp(BATCH, runs::MAX_BATCH);
     let n_batches = files.len().div_ceil(batch_len);
     let run_pairs = batch_len * PAIRS_PER_FILE;
     // Every temporary file of this build is named after `temp`.
@@ -268,20 +269,21 @@ pub fn build(
             scope.spawn(|| {
                 super::worker::lower_priority();
                 let mut extractor = Extractor::new(root);
-                let mut pairs: Vec<u64> = Vec::with_capacity(run_pairs);
+                let mut pairs: Vec<u32> = Vec::with_capacity(run_pairs);
                 // Sorts the pairs (ids grow within a batch, so a stable sort by trigram sorts
                 // them) and writes them as the batch's next run.
                 let mut scratch = Vec::new();
-                let mut write = |pairs: &mut Vec<u64>, batch: usize, runs: &mut Vec<runs::Run>| {
+                let mut write = |pairs: &mut Vec<u32>, batch: usize, runs: &mut Vec<runs::Run>| {
                     runs::sort_pairs(pairs, &mut scratch);
                     let path = temp.with_extension(format!("run{batch}-{}.tmp", runs.len()));
-                    runs.push(runs::write_run(&path, pairs)?);
+                    runs.push(runs::write_run(&path, pairs, (batch * batch_len) as u32)?);
                     pairs.clear();
                     std::io::Result::Ok(())
                 };
                 let mut index_batch = |batch: usize| -> std::io::Result<Batch> {
                     let range = batch * batch_len..((batch + 1) * batch_len).min(files.len());
                     let (mut records, mut runs) = (Vec::with_capacity(range.len()), Vec::new());
+                    let first = range.start;
                     for (id, rel) in (range.start..).zip(&files[range]) {
                         let (meta, state) =
                             extractor.read(&root.join(rel)).unwrap_or((FileMeta::default(), FileState::Unreadable));
@@ -291,7 +293,8 @@ pub fn build(
                         let mut trigrams = if same_as.is_some() { &[][..] } else { extractor.trigrams.as_slice() };
                         while !trigrams.is_empty() {
                             let (now, later) = trigrams.split_at((run_pairs - pairs.len()).min(trigrams.len()));
-                            pairs.extend(now.iter().map(|t| u64::from(*t) << 32 | id as u64));
+                            let local = (id - first) as u32;
+                            pairs.extend(now.iter().map(|t| t << runs::LOCAL_BITS | local));
                             trigrams = later;
                             if pairs.len() >= run_pairs {
                                 write(&mut pairs, batch, &mut runs)?;

@@ -50,17 +50,23 @@ impl Drop for Run {
     }
 }
 
+/// Bits of a pair below its trigram's 21: the file's id within its batch. A pair is
+/// `trigram << LOCAL_BITS | (id - the batch's first id)`, 4 bytes.
+pub const LOCAL_BITS: u32 = 11;
+/// Files a batch holds at most, so that its ids fit in a pair.
+pub const MAX_BATCH: usize = 1 << LOCAL_BITS;
+
 /// Bits of the trigram sorted by the first pass of [`sort_pairs`] (the second sorts the rest).
 const LOW_BITS: u32 = 11;
 
-/// Sorts `pairs` (`trigram << 32 | file id`, ids increasing) by trigram, stably, so that they end
-/// sorted: a least-significant-digit radix sort in two passes of 11 and 10 bits, through `scratch`,
+/// Sorts `pairs` (`trigram << LOCAL_BITS | id in the batch`, ids increasing) by trigram, stably,
+/// so that they end sorted: a least-significant-digit radix sort in two passes of 11 and 10 bits, through `scratch`,
 /// which is kept for the next call (so a build allocates it once per thread, not once per run).
-pub fn sort_pairs(pairs: &mut [u64], scratch: &mut Vec<u64>) {
+pub fn sort_pairs(pairs: &mut [u32], scratch: &mut Vec<u32>) {
     const LOW: usize = 1 << LOW_BITS;
     const HIGH: usize = TRIGRAMS >> LOW_BITS;
-    let low = |pair: u64| (pair >> 32) as usize & (LOW - 1);
-    let high = |pair: u64| (pair >> (32 + LOW_BITS)) as usize & (HIGH - 1);
+    let low = |pair: u32| (pair >> LOCAL_BITS) as usize & (LOW - 1);
+    let high = |pair: u32| (pair >> (LOCAL_BITS + LOW_BITS)) as usize & (HIGH - 1);
     let (mut low_starts, mut high_starts) = (vec![0usize; LOW], vec![0usize; HIGH]);
     for pair in pairs.iter() {
         low_starts[low(*pair)] += 1;
@@ -86,8 +92,8 @@ pub fn sort_pairs(pairs: &mut [u64], scratch: &mut Vec<u64>) {
     }
 }
 
-/// Writes `pairs` (`trigram << 32 | file id`, sorted) as a run at `path`.
-pub fn write_run(path: &Path, pairs: &[u64]) -> io::Result<Run> {
+/// Writes `pairs` (sorted, of the batch whose first file id is `first_id`) as a run at `path`.
+pub fn write_run(path: &Path, pairs: &[u32], first_id: u32) -> io::Result<Run> {
     let file = File::options().read(true).write(true).create(true).truncate(true).open(path)?;
     let mut run =
         Run { path: path.to_owned(), file, table: RunTable { offsets: vec![0; BUCKETS + 1], pairs: vec![0; BUCKETS] } };
@@ -96,15 +102,15 @@ pub fn write_run(path: &Path, pairs: &[u64]) -> io::Result<Run> {
     let table = &mut run.table;
     let (mut at, mut written, mut bucket) = (0, 0u64, 0);
     while at < pairs.len() {
-        let tri = (pairs[at] >> 32) as Trigram;
+        let tri: Trigram = pairs[at] >> LOCAL_BITS;
         let offset = u32::try_from(written).map_err(io::Error::other)?;
         while bucket <= (tri >> BUCKET_SHIFT) as usize {
             table.offsets[bucket] = offset;
             bucket += 1;
         }
         writer.reset();
-        for pair in pairs[at..].iter().take_while(|pair| (*pair >> 32) as Trigram == tri) {
-            writer.push(*pair as u32);
+        for pair in pairs[at..].iter().take_while(|pair| *pair >> LOCAL_BITS == tri) {
+            writer.push(first_id + (pair & (MAX_BATCH as u32 - 1)));
         }
         at += writer.count as usize;
         let len = u32::try_from(writer.bytes.len()).map_err(io::Error::other)?;
@@ -279,12 +285,12 @@ mod tests {
     #[test]
     fn pairs_sort_by_trigram_keeping_id_order() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut pairs: Vec<u64> = (0..20_000u64)
-            .map(|id| {
+        let mut pairs: Vec<u32> = (0..20_000u32)
+            .map(|n| {
                 seed ^= seed << 13;
                 seed ^= seed >> 7;
                 seed ^= seed << 17;
-                (seed % TRIGRAMS as u64) << 32 | id
+                (((seed % TRIGRAMS as u64) as u32) << LOCAL_BITS) | (n * MAX_BATCH as u32 / 20_000)
             })
             .collect();
         let mut expected = pairs.clone();
@@ -298,15 +304,18 @@ mod tests {
     #[test]
     fn runs_merge_into_sorted_posting_lists() {
         let dir = tempfile::tempdir().unwrap();
-        let pair = |tri: u32, id: u32| u64::from(tri) << 32 | u64::from(id);
+        let pair = |tri: u32, id: u32| tri << LOCAL_BITS | id;
         let high = 5 << BUCKET_SHIFT;
+        // Two batches' runs, of files 0.. and 3900..
         let runs = [
-            vec![pair(1, 0), pair(1, 3), pair(7, 2), pair(high, 9)],
-            vec![pair(1, 300), pair(5, 200), pair(7, 4000), pair(high, 4001), pair(high + 1, 4002)],
-            vec![],
+            (0, vec![pair(1, 0), pair(1, 3), pair(7, 2), pair(high, 9)]),
+            (0, vec![pair(1, 300), pair(5, 200)]),
+            (3900, vec![pair(7, 100), pair(high, 101), pair(high + 1, 102)]),
+            (3900, vec![]),
         ];
         let paths: Vec<PathBuf> = (0..runs.len()).map(|i| dir.path().join(format!("run{i}"))).collect();
-        let runs: Vec<Run> = paths.iter().zip(&runs).map(|(path, run)| write_run(path, run).unwrap()).collect();
+        let runs: Vec<Run> =
+            paths.iter().zip(&runs).map(|(path, (first, run))| write_run(path, run, *first).unwrap()).collect();
         let merged = |buckets: Range<usize>| {
             let mut merge = Merge::open(&runs, buckets).unwrap();
             let mut merged: Vec<(Trigram, Vec<u32>)> = Vec::new();
