@@ -157,6 +157,9 @@ impl Extractor {
     }
 }
 
+/// Windows of a part whose trigrams are checked before the new ones are appended.
+const WINDOWS_PER_BLOCK: usize = 64;
+
 /// Collects the distinct trigrams of a file's text given in parts.
 struct Collect<'a> {
     seen: &'a mut [u64; TRIGRAMS / 64],
@@ -181,10 +184,23 @@ impl Collect<'_> {
         for window in head.windows(3) {
             self.add(trigram(window[0], window[1], window[2]));
         }
-        // Each window's trigram is computed from its own three bytes: no iteration waits for the
-        // one before.
-        for window in text.windows(3) {
-            self.add(trigram(window[0], window[1], window[2]));
+        // Each window's trigram is computed from its own three bytes (no iteration waits for the
+        // one before), and recorded without a branch: it is written after the new ones found so
+        // far, and the count grows only when its bit was not yet set. Windows go in blocks on the
+        // stack, appended at once.
+        let mut block = [0; WINDOWS_PER_BLOCK];
+        let n_windows = text.len().saturating_sub(2);
+        for from in (0..n_windows).step_by(WINDOWS_PER_BLOCK) {
+            let to = (from + WINDOWS_PER_BLOCK).min(n_windows);
+            let mut new = 0;
+            for window in text[from..to + 2].windows(3) {
+                let t = trigram(window[0], window[1], window[2]);
+                let (word, bit) = (&mut self.seen[(t >> 6) as usize & (TRIGRAMS / 64 - 1)], 1u64 << (t & 63));
+                block[new & (WINDOWS_PER_BLOCK - 1)] = t;
+                new += usize::from(*word & bit == 0);
+                *word |= bit;
+            }
+            self.trigrams.extend_from_slice(&block[..new]);
         }
         let last = if text.len() >= 2 { &text[text.len() - 2..] } else { &head[head.len().saturating_sub(2)..] };
         self.tail[..last.len()].copy_from_slice(last);
