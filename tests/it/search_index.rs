@@ -312,6 +312,29 @@ async fn a_restart_reuses_the_index_file() {
     assert!(states.iter().all(|s| s == "ready"), "{states:?}");
 }
 
+#[tokio::test]
+async fn indexed_files_larger_than_a_whole_read_are_streamed_with_the_same_answers() {
+    let ws = TempWorkspace::new("");
+    tree(&ws, 100);
+    // Many lines, matches far apart and a lone CR late in the file, well past the whole-read size.
+    let long: String =
+        (0..400).map(|i| format!("line {i} {}\n", if i % 97 == 0 { "needle_9" } else { "hay" })).collect();
+    ws.write("src/a/long.cpp", format!("{long}tail\rneedle after a lone cr\r\n"));
+    // A line longer than a stream's buffer may grow (64 KiB and the whole-read size): read whole.
+    ws.write("gen/one-line.json", format!("[{}\"needle_9\"]\nneedle_9 on line 2\n", "\"hay\", ".repeat(12_000)));
+    // Files of 20 to 50 bytes: some are read whole, the others streamed, copies among them.
+    let options = IndexOptions { read_whole_up_to: 32, ..IndexOptions::default() };
+    let pair = pair(&ws, options).await;
+    until_ready(&pair).await;
+    let states = all_same(&pair).await;
+    assert!(states.iter().all(|s| s == "ready"), "{states:?}");
+    // Changed files are read as a scan reads them, and the stream of the others is read again.
+    ws.write("src/a/long.cpp", format!("needle_9 first\n{long}"));
+    ws.write("lib/copy.cpp", "needle_7 copied, then changed\n");
+    let states = all_same(&pair).await;
+    assert!(states.iter().all(|s| s == "ready"), "{states:?}");
+}
+
 /// A small deterministic generator (xorshift), so a failure can be replayed.
 struct Rng(u64);
 

@@ -61,11 +61,12 @@ pub fn search_indexed(
         return scan(IndexStatus::Scanning("the searched directory itself changed".to_owned()));
     };
     let query = plan::plan(&options.query, options.regex, options.case_sensitive);
+    plan.read_whole_up_to = index.read_whole_up_to();
     let shared = Shared::new(keep);
     let mut filter = Filter { plan: &plan, start, dir: None, dir_excluded: false };
-    let (mut to_read, mut skipped, mut unread) = (Vec::new(), Vec::new(), 0u64);
-    // Where in `to_read` the first listed file of each content shared by several files is.
-    let mut firsts: HashMap<usize, usize> = HashMap::new();
+    let (mut to_read, mut skipped, mut unread) = (ToRead::default(), Vec::new(), 0u64);
+    // Where in `to_read.base` the first listed file of each content shared by several files is.
+    let mut firsts: HashMap<usize, u32> = HashMap::new();
     let from = if prefix.is_empty() { 0 } else { prefix.len() + 1 };
     // Without exclusions or extensions every listed file passes: those not read are only counted.
     let every = !(plan.exclusions.is_empty() && plan.extensions.is_none());
@@ -79,30 +80,28 @@ pub fn search_indexed(
             FileState::Text if listed.candidate => match listed.base_id {
                 // Its path is read back from the mapped index: no copy of it is held meanwhile.
                 Some(id) => {
+                    let id = id as u32;
                     let first = listed.same_content.and_then(|content| match firsts.entry(content) {
                         Entry::Occupied(first) => Some(*first.get()),
                         Entry::Vacant(first) => {
-                            first.insert(to_read.len());
+                            first.insert(to_read.base.len() as u32);
                             None
                         }
                     });
-                    match first.and_then(|at| to_read.get_mut(at)) {
-                        Some(ToRead::Base { copies, .. }) => copies.push(id),
-                        _ => to_read.push(ToRead::Base {
-                            id,
-                            size: listed.size,
-                            cr_free: listed.cr_free,
-                            copies: vec![],
-                        }),
+                    match first {
+                        Some(at) => to_read.copies.push((at, id)),
+                        None => to_read.base.push(id),
                     }
                 }
-                None => to_read.push(ToRead::Path(rel.to_owned(), Some(listed.size))),
+                None => to_read.paths.push((rel.to_owned(), Some(listed.size))),
             },
-            FileState::Unindexed if listed.candidate => to_read.push(ToRead::Path(rel.to_owned(), None)),
+            FileState::Unindexed if listed.candidate => to_read.paths.push((rel.to_owned(), None)),
             FileState::Text | FileState::Unindexed | FileState::Unreadable => unread += 1,
         }
     });
     drop(firsts);
+    // Each first file's copies together, in listed order.
+    to_read.copies.sort_by_key(|(at, _)| *at);
     let base = view.base_files();
     drop(view);
     unread += passed_over;
@@ -116,7 +115,7 @@ pub fn search_indexed(
             continue;
         }
         if meta.is_file() && !is_temp_name(name) && filter.passes(rel) {
-            to_read.push(ToRead::Path(rel.to_owned(), None));
+            to_read.paths.push((rel.to_owned(), None));
         } else if meta.is_dir() && !name.starts_with('.') && !plan.exclusions.excludes(rel, &abs, true) {
             changed_dirs.push(abs);
         }
@@ -131,14 +130,17 @@ pub fn search_indexed(
     Ok((page(shared.finish()?), IndexStatus::Ready))
 }
 
-/// A file to read.
-enum ToRead {
-    /// A file of the index's base, unchanged text of `size` bytes, and the listed files of the
-    /// base indexed with the same content, unchanged too (answered from this file's read).
-    Base { id: usize, size: u64, cr_free: bool, copies: Vec<usize> },
-    /// A file by its path relative to the start, with its size when the index holds it as
+/// The files one search reads: 4 bytes for each file of the index's base, whatever the tree.
+#[derive(Default)]
+struct ToRead {
+    /// Files of the index's base, unchanged text, by id in listed order.
+    base: Vec<u32>,
+    /// Other listed files of the base indexed with the content of one in `base` (its position
+    /// there), unchanged too: answered from that file's read. Sorted by that position.
+    copies: Vec<(u32, u32)>,
+    /// Files by their path relative to the start, with their size when the index holds them as
     /// unchanged text (re-indexed since the base was written).
-    Path(String, Option<u64>),
+    paths: Vec<(String, Option<u64>)>,
 }
 
 /// The files one search reads, and where their paths come from.
@@ -147,27 +149,42 @@ struct Files<'a> {
     /// Bytes of an indexed path before its part relative to the start.
     from: usize,
     base: Option<&'a BaseFiles>,
-    to_read: &'a [ToRead],
+    to_read: &'a ToRead,
 }
 
 impl Files<'_> {
-    /// A file's path relative to the start, and what the index holds of it.
-    fn get(&self, file: &ToRead) -> Option<(String, Option<IndexedText<'_>>)> {
-        match file {
-            ToRead::Base { id, size, cr_free, .. } => {
-                let (rel, indexed) = self.base_file(*id, *size, *cr_free)?;
+    /// Files to read: those of the base first, then those by path.
+    fn len(&self) -> usize {
+        self.to_read.base.len() + self.to_read.paths.len()
+    }
+
+    /// File `at`'s path relative to the start, and what the index holds of it.
+    fn get(&self, at: usize) -> Option<(String, Option<IndexedText<'_>>)> {
+        match self.to_read.base.get(at) {
+            Some(id) => {
+                let (rel, indexed) = self.base_file(*id)?;
                 Some((rel, Some(indexed)))
             }
-            ToRead::Path(rel, size) => {
+            None => {
+                let (rel, size) = self.to_read.paths.get(at - self.to_read.base.len())?;
                 Some((rel.clone(), size.map(|size| IndexedText { size, cr_free: false, kept: None })))
             }
         }
     }
 
-    /// The path relative to the start of file `id` of the base, unchanged text of `size` bytes.
-    fn base_file(&self, id: usize, size: u64, cr_free: bool) -> Option<(String, IndexedText<'_>)> {
+    /// The ids of the files with the content of file `at` of the base.
+    fn copies(&self, at: usize) -> impl Iterator<Item = u32> + '_ {
+        let copies = &self.to_read.copies;
+        let first = copies.partition_point(|(of, _)| (*of as usize) < at);
+        copies[first..].iter().take_while(move |(of, _)| *of as usize == at).map(|(_, id)| *id)
+    }
+
+    /// The path relative to the start of file `id` of the base, unchanged text.
+    fn base_file(&self, id: u32) -> Option<(String, IndexedText<'_>)> {
         let base = self.base?;
+        let id = id as usize;
         let rel = base.path(id).get(self.from..)?.to_owned();
+        let (size, cr_free) = base.text(id);
         Some((rel, IndexedText { size, cr_free, kept: Some((id, base.open_files())) }))
     }
 }
@@ -184,23 +201,24 @@ fn read_all(
     cancel: &(dyn Fn() -> bool + Sync),
 ) {
     let next = AtomicUsize::new(0);
-    let n = files.to_read.len();
+    let n = files.len();
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(n);
     // Threads take runs of neighbouring files, which mostly share a directory (opened once per run).
     let work = || {
         let mut worker = Worker::new(plan, shared, files.start, on_file, cancel);
         loop {
             let at = next.fetch_add(RUN, Ordering::Relaxed);
-            let Some(run) = files.to_read.get(at..(at + RUN).min(n)) else { return };
-            for file in run {
-                let Some((rel, indexed)) = files.get(file) else { continue };
+            if at >= n {
+                return;
+            }
+            for at in at..(at + RUN).min(n) {
+                let Some((rel, indexed)) = files.get(at) else { continue };
                 let path = files.start.join(&rel);
                 let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
                 if let ignore::WalkState::Quit = worker.visit_file(&path, name, rel, indexed) {
                     return;
                 }
-                let ToRead::Base { size, cr_free, copies, .. } = file else { continue };
-                for (rel, indexed) in copies.iter().filter_map(|id| files.base_file(*id, *size, *cr_free)) {
+                for (rel, indexed) in files.copies(at).filter_map(|id| files.base_file(id)) {
                     let path = files.start.join(&rel);
                     let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
                     if let ignore::WalkState::Quit = worker.visit_copy(&path, name, rel, indexed) {

@@ -10,7 +10,9 @@
 //! (built once, shared by all threads) and `grep-searcher` line searcher. A file up to 32 MiB is read
 //! whole into a per-thread buffer, checked and searched as one slice; a larger one is read twice as a
 //! stream (checked, then searched), so a worker's memory stays bounded by that limit plus its longest
-//! line.
+//! line. A file the search index holds as unchanged text is not checked again; over the index's
+//! whole-read size (1 MiB) it is streamed once, through a buffer that may grow by at most that size
+//! (a longer line reads it whole after all).
 //!
 //! Architecture invariant: links are never followed, and directories whose name starts with `.` below
 //! the start are never entered; dot files are searched.
@@ -21,6 +23,7 @@
 //! Architecture invariant: spans are zero-based Unicode code points, half-open, computed only for kept
 //! lines, and a line never includes its terminator (LF, CR LF, or a lone CR, which is searched as LF).
 
+use std::fs::File;
 use std::io;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
@@ -252,6 +255,9 @@ struct Plan {
     recheck_crlf_lines: bool,
     /// Larger files are streamed rather than read whole; lowered by tests to exercise streaming.
     whole_file_limit: u64,
+    /// Larger files the index holds as unchanged text are streamed (without a check: the index
+    /// checked them) rather than read whole.
+    read_whole_up_to: u64,
     exclusions: Exclusions,
 }
 
@@ -293,6 +299,7 @@ impl Plan {
             extensions,
             recheck_crlf_lines: options.regex,
             whole_file_limit: WHOLE_FILE_LIMIT,
+            read_whole_up_to: WHOLE_FILE_LIMIT,
             exclusions,
         })
     }
@@ -365,6 +372,20 @@ struct Answered {
     skip: usize,
 }
 
+/// A line searcher whose buffer grows by at most `heap_limit` bytes (a longer line fails the
+/// search). Contents are checked for NUL and UTF-8 before a searcher sees them, and BOM sniffing
+/// would transcode and shift byte offsets, so both are off.
+fn line_searcher(line_number: bool, heap_limit: Option<u64>) -> Searcher {
+    SearcherBuilder::new()
+        .line_terminator(LineTerminator::crlf())
+        .binary_detection(BinaryDetection::none())
+        .bom_sniffing(false)
+        .line_number(line_number)
+        .multi_line(false)
+        .heap_limit(heap_limit.map(|limit| usize::try_from(limit).unwrap_or(usize::MAX)))
+        .build()
+}
+
 /// A matching line recorded during a search.
 struct FoundLine {
     /// One-based line number, when the searcher counted lines (streamed files only).
@@ -394,24 +415,13 @@ impl<'a> Worker<'a> {
         on_file: &'a (dyn Fn(u64, &str) + Sync),
         cancel: &'a (dyn Fn() -> bool + Sync),
     ) -> Worker<'a> {
-        // Contents are checked for NUL and UTF-8 before a searcher sees them, and BOM sniffing would
-        // transcode and shift byte offsets, so both are off.
-        let searcher = |line_number: bool| {
-            SearcherBuilder::new()
-                .line_terminator(LineTerminator::crlf())
-                .binary_detection(BinaryDetection::none())
-                .bom_sniffing(false)
-                .line_number(line_number)
-                .multi_line(false)
-                .build()
-        };
         Worker {
             plan,
             shared,
             on_file,
             cancel,
-            slice_searcher: searcher(false),
-            stream_searcher: searcher(true),
+            slice_searcher: line_searcher(false, None),
+            stream_searcher: line_searcher(true, None),
             buf: Vec::new(),
             copies: Vec::new(),
             opener: TraversalOpener::beneath(root),
@@ -463,6 +473,26 @@ impl<'a> Worker<'a> {
         let kept = indexed.and_then(|text| text.kept);
         let reused = kept.and_then(|(id, open)| open.take(id));
         let Some(mut file) = reused.or_else(|| self.opener.open(path).ok()) else { return WalkState::Continue };
+        // Indexed text larger than a whole read is streamed (the index checked it), through a
+        // buffer that may not outgrow that size; a longer line makes it read whole after all.
+        if indexed.is_some_and(|text| text.size > self.plan.read_whole_up_to) {
+            let limited = line_searcher(true, Some(self.plan.read_whole_up_to));
+            let unlimited = std::mem::replace(&mut self.stream_searcher, limited);
+            let (searched, n_lines, _) = self.search(&mut file, &rel_path, false, false);
+            // The stream's buffer (as long as the file's longest line) is not kept for other files.
+            self.stream_searcher = unlimited;
+            if searched.is_ok() {
+                if let Some((id, open)) = kept {
+                    open.give_back(id, file);
+                }
+                self.count_and_keep(rel_path, n_lines, false, 0);
+                return WalkState::Continue;
+            }
+        }
+        // A buffer that grew past a whole read for the file before is not kept for this one.
+        if self.buf.capacity() as u64 > self.plan.read_whole_up_to {
+            self.buf = Vec::new();
+        }
         let known = indexed
             .and_then(|text| read_indexed_text(&file, text, self.plan.whole_file_limit, &mut self.buf).transpose());
         // Read whole, as long as it was indexed: the same content as the files indexed with it.
@@ -486,37 +516,7 @@ impl<'a> Worker<'a> {
             }
             Err(_) => return WalkState::Continue,
         };
-        self.found.clear();
-        self.copies.clear();
-        let mut sink = LineSink {
-            matcher: &self.plan.matcher,
-            recheck_crlf_lines: self.plan.recheck_crlf_lines,
-            room: lock(&self.shared.kept).room_for(&rel_path),
-            n_lines: 0,
-            found: &mut self.found,
-            copies: (!whole).then_some(&mut self.copies),
-        };
-        // Lines also end at a lone CR: it becomes LF (same offsets) before the LF-splitting searcher
-        // runs; the text check already found whether the file holds a CR at all.
-        // A byte-order mark is not part of line 1, so `^` matches at the text after it.
-        let skip = if self.buf.starts_with(BOM) { BOM.len() } else { 0 };
-        let searched = match whole {
-            true => {
-                if has_cr {
-                    crate::text::replace_lone_cr(&mut self.buf);
-                }
-                self.slice_searcher.search_slice(&self.plan.matcher, &self.buf[skip..], &mut sink)
-            }
-            false => match skip_bom(&mut file) {
-                Ok(()) => self.stream_searcher.search_reader(
-                    &self.plan.matcher,
-                    crate::text::LoneCrAsLf::new(&mut file),
-                    &mut sink,
-                ),
-                Err(_) => return WalkState::Continue,
-            },
-        };
-        let n_lines = sink.n_lines;
+        let (searched, n_lines, skip) = self.search(&mut file, &rel_path, whole, has_cr);
         if let Err(err) = searched {
             // Reading a streamed file can fail midway; a failure of the searcher itself is a bug.
             if whole {
@@ -531,6 +531,39 @@ impl<'a> Worker<'a> {
         self.answered = as_indexed.then_some(Answered { n_lines, skip });
         self.count_and_keep(rel_path, n_lines, whole, skip);
         WalkState::Continue
+    }
+
+    /// Searches the file read whole into `buf` (`has_cr`: it holds a CR), or streamed from `file`,
+    /// into `found` (and `copies` when streamed): whether the search ended, the matching lines and
+    /// the bytes of the byte-order mark left out of a whole file.
+    fn search(&mut self, file: &mut File, rel_path: &str, whole: bool, has_cr: bool) -> (io::Result<()>, u64, usize) {
+        self.found.clear();
+        self.copies.clear();
+        let mut sink = LineSink {
+            matcher: &self.plan.matcher,
+            recheck_crlf_lines: self.plan.recheck_crlf_lines,
+            room: lock(&self.shared.kept).room_for(rel_path),
+            n_lines: 0,
+            found: &mut self.found,
+            copies: (!whole).then_some(&mut self.copies),
+        };
+        // Lines also end at a lone CR: it becomes LF (same offsets) before the LF-splitting searcher
+        // runs (the stream's reader does the same); the text check already found whether a whole
+        // file holds a CR at all. A byte-order mark is not part of line 1, so `^` matches at the
+        // text after it.
+        let skip = if whole && self.buf.starts_with(BOM) { BOM.len() } else { 0 };
+        let searched = match whole {
+            true => {
+                if has_cr {
+                    crate::text::replace_lone_cr(&mut self.buf);
+                }
+                self.slice_searcher.search_slice(&self.plan.matcher, &self.buf[skip..], &mut sink)
+            }
+            false => skip_bom(file).and_then(|()| {
+                self.stream_searcher.search_reader(&self.plan.matcher, crate::text::LoneCrAsLf::new(file), &mut sink)
+            }),
+        };
+        (searched, sink.n_lines, skip)
     }
 
     /// Searches a file the index holds with the content of the file just searched (`indexed`

@@ -150,6 +150,10 @@ pub struct IndexOptions {
     /// The notification thread waits this long before applying what it read (tests: a slow
     /// thread, so that only the barrier keeps answers current).
     pub notification_delay: Duration,
+    /// Indexed text up to this size is read whole by a search; a larger file is searched as a
+    /// stream (the index already checked it), so a search's reading threads each hold at most
+    /// this much of a file, not the largest file they read (tests lower it to stream more files).
+    pub read_whole_up_to: u64,
 }
 
 impl Default for IndexOptions {
@@ -160,6 +164,7 @@ impl Default for IndexOptions {
             barrier_timeout: Duration::from_secs(2),
             hold_build: None,
             notification_delay: Duration::ZERO,
+            read_whole_up_to: 1 << 20,
         }
     }
 }
@@ -314,6 +319,11 @@ impl SearchIndex {
         &self.shared.root
     }
 
+    /// The size of indexed text a search reads whole (see [`IndexOptions::read_whole_up_to`]).
+    pub fn read_whole_up_to(&self) -> u64 {
+        self.shared.options.read_whole_up_to
+    }
+
     /// The index's state now.
     pub fn status(&self) -> IndexStatus {
         self.shared.status()
@@ -385,6 +395,11 @@ impl BaseFiles {
     /// The path of file `id` (relative to the indexed root).
     pub fn path(&self, id: usize) -> &str {
         self.segment.path(id)
+    }
+
+    /// The size of file `id` when it was indexed, and whether it held no CR.
+    pub fn text(&self, id: usize) -> (u64, bool) {
+        (self.segment.meta(id).size, self.segment.cr_free(id))
     }
 
     /// The descriptors kept for these files.
