@@ -18,12 +18,14 @@
 //! `rg` (a child process, so its figure includes process start-up), alternating, best of the warm
 //! runs. ripgrep's flags reproduce the search rules as in `benches/search.rs`.
 //!
-//! Each corpus runs in a child process of its own, after another child that runs only today's
-//! scans of the same queries, as often (each once, then `RUNS` times): that child's peak RSS is
-//! today's peak on this bench, the reference of the corpus's peak after building and querying. The
-//! corpus's process also prints its peak after its first scans. Both tune the allocator as the
-//! server does (`server::heavy::tune_malloc`); the server gives freed memory back only after a
-//! second without heavy calls, so searches one after another, as here, keep theirs.
+//! Each corpus runs in a child process of its own, after two other children: one runs only today's
+//! scans of the same queries, as often as the corpus does (each once, then `RUNS` times), and one
+//! builds the index once (from an empty storage root) and runs only the indexed queries, as often.
+//! The first one's peak RSS is today's peak on this bench; the second one's is the peak while
+//! building and querying through the index, compared with it. (The corpus's own process also scans
+//! and builds three times, so its peak is neither.) All tune the allocator as the server does
+//! (`server::heavy::tune_malloc`); the server gives freed memory back only after a second without
+//! heavy calls, so searches one after another, as here, keep theirs.
 //!
 //! This prints figures and asserts nothing about speed; it exits with failure only when counts
 //! differ or an indexed search did not answer from a ready index.
@@ -67,6 +69,7 @@ fn main() -> ExitCode {
     let role = std::env::var(ROLE).ok();
     let result = match role.as_deref() {
         Some("scans") => child_env("FORGEMCP_BENCH_CORPUS").and_then(|tree| scans_only(Path::new(&tree))),
+        Some("indexed") => indexed_only(),
         Some("corpus") => corpus_child(),
         _ => orchestrate(),
     };
@@ -108,6 +111,17 @@ fn orchestrate() -> Result<bool, String> {
         let (_, scans) = run_child(&[(ROLE, "scans"), ("FORGEMCP_BENCH_CORPUS", &tree.to_string_lossy())], true)?;
         let peak =
             scans.lines().find_map(|line| line.strip_prefix("PEAK ")).ok_or("the scans-only run printed no peak")?;
+        let peak_storage = storage.with_extension("peak");
+        let indexed_vars = [
+            (ROLE, "indexed"),
+            ("FORGEMCP_BENCH_CORPUS", &tree.to_string_lossy()),
+            ("FORGEMCP_BENCH_STORAGE", &peak_storage.to_string_lossy()),
+        ];
+        let (_, indexed) = run_child(&indexed_vars, true)?;
+        let indexed_peak = indexed
+            .lines()
+            .find_map(|line| line.strip_prefix("PEAK "))
+            .ok_or("the indexed-only run printed no peak")?;
         let vars = [
             (ROLE, "corpus"),
             ("FORGEMCP_BENCH_CORPUS", &tree.to_string_lossy()),
@@ -115,6 +129,7 @@ fn orchestrate() -> Result<bool, String> {
             ("FORGEMCP_BENCH_LABEL", &label),
             ("FORGEMCP_BENCH_COLD", if cold { "1" } else { "0" }),
             ("FORGEMCP_BENCH_SCANS_PEAK", peak),
+            ("FORGEMCP_BENCH_INDEXED_PEAK", indexed_peak),
         ];
         ok &= run_child(&vars, false)?.0;
     }
@@ -155,16 +170,37 @@ fn scans_only(tree: &Path) -> Result<bool, String> {
     Ok(true)
 }
 
+/// One build of the index from an empty storage root, then only the indexed queries, as often as a
+/// corpus runs them; prints the process's peak RSS.
+fn indexed_only() -> Result<bool, String> {
+    let tree = PathBuf::from(child_env("FORGEMCP_BENCH_CORPUS")?);
+    let storage = PathBuf::from(child_env("FORGEMCP_BENCH_STORAGE")?);
+    let _ = fs::remove_dir_all(&storage);
+    let index = SearchIndex::start(tree.clone(), &storage, IndexOptions::default());
+    until_ready(&index)?;
+    for query in &QUERIES {
+        for _ in 0..=RUNS {
+            indexed(&tree, &index, query)?;
+        }
+    }
+    drop(index);
+    let _ = fs::remove_dir_all(&storage);
+    println!("PEAK {:.1}", peak_rss_mib());
+    Ok(true)
+}
+
 fn corpus_child() -> Result<bool, String> {
     let tree = PathBuf::from(child_env("FORGEMCP_BENCH_CORPUS")?);
     let storage = PathBuf::from(child_env("FORGEMCP_BENCH_STORAGE")?);
     let scans_peak: f64 = child_env("FORGEMCP_BENCH_SCANS_PEAK")?.parse().map_err(|_| "a bad scans peak")?;
+    let indexed_peak: f64 = child_env("FORGEMCP_BENCH_INDEXED_PEAK")?.parse().map_err(|_| "a bad indexed peak")?;
     let cold = child_env("FORGEMCP_BENCH_COLD")? == "1";
-    corpus(&tree, &storage, &child_env("FORGEMCP_BENCH_LABEL")?, cold, scans_peak)
+    corpus(&tree, &storage, &child_env("FORGEMCP_BENCH_LABEL")?, cold, (indexed_peak, scans_peak))
 }
 
 /// All figures of one corpus; `false` when an answer differed or did not come from the index.
-fn corpus(tree: &Path, storage: &Path, label: &str, cold: bool, scans_peak: f64) -> Result<bool, String> {
+/// `peaks`: the peak RSS of the indexed-only and of the scans-only processes.
+fn corpus(tree: &Path, storage: &Path, label: &str, cold: bool, peaks: (f64, f64)) -> Result<bool, String> {
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let (n_files, n_bytes) = searched_size(tree);
     println!("== {label}: {} ({n_files} files, {:.1} MB searched), {threads} threads", tree.display(), mb(n_bytes));
@@ -250,11 +286,13 @@ fn corpus(tree: &Path, storage: &Path, label: &str, cold: bool, scans_peak: f64)
             ratio(ours, theirs)
         );
     }
-    let peak = peak_rss_mib();
+    let (indexed_peak, scans_peak) = peaks;
     println!(
-        "peak RSS after building and querying: {peak:.1} MiB = {:.2}× today's {scans_peak:.1} MiB (a process running only \
-         today's scans of these queries, as often)",
-        peak / scans_peak
+        "peak RSS building the index once and querying through it: {indexed_peak:.1} MiB = {:.2}× today's {scans_peak:.1} \
+         MiB (each in a process of its own running only that, the same queries as often); this process, which also \
+         scans and builds three times: {:.1} MiB",
+        indexed_peak / scans_peak,
+        peak_rss_mib()
     );
     println!();
     Ok(ok)
