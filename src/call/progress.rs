@@ -55,22 +55,17 @@ impl Progress {
 
     /// Reports `progress` (of `total`, when known). Cheap when disabled or throttled.
     pub fn report(&self, progress: f64, total: Option<f64>, message: impl Into<String>) {
-        let Some(inner) = &self.inner else { return };
-        let now = Instant::now();
-        if !inner.throttle.lock().admit(progress, now) {
-            return;
-        }
-        let update = ProgressUpdate { progress, total, message: message.into(), at: now };
-        for sink in &inner.sinks {
-            sink.deliver(update.clone());
-        }
+        self.report_with(progress, total, || message.into());
     }
 
     /// Reports a lazily built message; the closure runs only when the update will be delivered.
     pub fn report_with(&self, progress: f64, total: Option<f64>, message: impl FnOnce() -> String) {
         let Some(inner) = &self.inner else { return };
         let now = Instant::now();
-        if !inner.throttle.lock().admit(progress, now) {
+        // Admitted and delivered under one lock, so that reports from several threads reach the
+        // sinks in the order they were admitted: with increasing values.
+        let mut throttle = inner.throttle.lock();
+        if !throttle.admit(progress, now) {
             return;
         }
         let update = ProgressUpdate { progress, total, message: message(), at: now };

@@ -269,8 +269,12 @@ impl Reporter {
         self.report(label, message, step);
     }
 
+    /// The value is computed and delivered under one lock: a build's last output line, reported
+    /// from the process's reader while the call already reports its outcome, reaches the client
+    /// before it, in the order of their values.
     fn report(&self, label: &str, message: &str, step: Option<(u64, u64)>) {
-        let (value, total) = self.state.lock().next(step);
+        let mut state = self.state.lock();
+        let (value, total) = state.next(step);
         self.progress.report_with(value, total, || {
             if label.is_empty() { message.to_owned() } else { format!("{label}: {message}") }
         });
