@@ -195,10 +195,8 @@ impl Collect<'_> {
             let mut new = 0;
             for window in text[from..to + 2].windows(3) {
                 let t = trigram(window[0], window[1], window[2]);
-                let (word, bit) = (&mut self.seen[(t >> 6) as usize & (TRIGRAMS / 64 - 1)], 1u64 << (t & 63));
                 block[new & (WINDOWS_PER_BLOCK - 1)] = t;
-                new += usize::from(*word & bit == 0);
-                *word |= bit;
+                new += usize::from(self.mark(t));
             }
             self.trigrams.extend_from_slice(&block[..new]);
         }
@@ -208,11 +206,18 @@ impl Collect<'_> {
     }
 
     fn add(&mut self, t: Trigram) {
-        let (word, bit) = (&mut self.seen[(t >> 6) as usize & (TRIGRAMS / 64 - 1)], 1u64 << (t & 63));
-        if *word & bit == 0 {
-            *word |= bit;
+        if self.mark(t) {
             self.trigrams.push(t);
         }
+    }
+
+    /// Marks `t` seen; whether it was not yet.
+    #[inline]
+    fn mark(&mut self, t: Trigram) -> bool {
+        let (word, bit) = (&mut self.seen[(t >> 6) as usize & (TRIGRAMS / 64 - 1)], 1u64 << (t & 63));
+        let new = *word & bit == 0;
+        *word |= bit;
+        new
     }
 }
 
