@@ -1,5 +1,6 @@
 /* The smoke suite's process tree: `tree.exe spawn <file>` starts `tree.exe beat <file>` and waits
- * forever; `beat` rewrites <file> with a growing counter every 50 ms. A timeout that kills the whole
+ * forever; `beat` appends one byte to <file> every 50 ms, so the size counts the beats (a rewrite
+ * truncates first, and a kill landing there read as "never ran"). A timeout that kills the whole
  * tree (the job object) stops the counter; one that only killed the leader would leave it growing.
  * `tree.exe breakaway <file>` does the same but asks for CREATE_BREAKAWAY_FROM_JOB, which a job
  * without JOB_OBJECT_LIMIT_BREAKAWAY_OK refuses; it prints whether the child started.
@@ -29,10 +30,10 @@ int wmain(int argc, wchar_t **argv) {
         return 0;
     }
     if (argc == 3 && wcscmp(argv[1], L"beat") == 0) {
-        for (unsigned long count = 1;; count++) {
-            FILE *file = _wfopen(argv[2], L"wb");
+        for (;;) {
+            FILE *file = _wfopen(argv[2], L"ab");
             if (file != NULL) {
-                fprintf(file, "%lu\n", count);
+                fputc('.', file);
                 fclose(file);
             }
             Sleep(50);
