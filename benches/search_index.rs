@@ -24,7 +24,7 @@
 //! The first one's peak RSS is today's peak on this bench; the second one's is the peak while
 //! building and querying through the index, compared with it. (The corpus's own process also scans
 //! and builds three times, so its peak is neither.) All tune the allocator as the server does
-//! (`server::heavy::tune_malloc`); the server gives freed memory back only after a second without
+//! (`allocator::tune_malloc`); the server gives freed memory back only after a second without
 //! heavy calls, so searches one after another, as here, keep theirs.
 //!
 //! This prints figures and asserts nothing about speed; it exits with failure only when counts
@@ -65,7 +65,7 @@ const QUERIES: [Query; 5] = [
 const ROLE: &str = "FORGEMCP_BENCH_ROLE";
 
 fn main() -> ExitCode {
-    forgemcp::server::heavy::tune_malloc();
+    forgemcp::allocator::tune_malloc();
     let role = std::env::var(ROLE).ok();
     let result = match role.as_deref() {
         Some("scans") => child_env("FORGEMCP_BENCH_CORPUS").and_then(|tree| scans_only(Path::new(&tree))),

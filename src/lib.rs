@@ -3,6 +3,7 @@
 //! See `docs/architecture.md` for the code map and its invariants.
 
 pub mod admin;
+pub mod allocator;
 pub mod app;
 pub mod call;
 pub mod clangd;

@@ -6,7 +6,7 @@ use forgemcp::config::{self, RunMode};
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
-    forgemcp::server::heavy::tune_malloc();
+    forgemcp::allocator::tune_malloc();
     // The search index keeps descriptors of indexed files open between searches.
     forgemcp::workspace::search::index::raise_open_file_limit();
     let config = match config::load() {

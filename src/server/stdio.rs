@@ -306,7 +306,7 @@ impl Transport<RoleServer> for StdioTransport {
             // Freed only after the reply is out: the client does not wait for it.
             drop(item);
             if large {
-                super::heavy::release_freed_memory();
+                crate::allocator::release_freed_memory();
             }
             Ok(())
         }

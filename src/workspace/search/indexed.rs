@@ -14,7 +14,7 @@ use std::collections::hash_map::Entry;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::index::{BaseFiles, FileState, IndexStatus, SearchIndex, plan};
+use super::index::{BaseFiles, FILES_PER_RELEASE, FileState, IndexStatus, SearchIndex, plan};
 use super::{
     IndexedText, Plan, SearchError, SearchOptions, SearchOutcome, Shared, Worker, lock, search_with_plan, walk_tree,
 };
@@ -122,6 +122,7 @@ pub fn search_indexed(
     }
     let files = Files { start, from, base: base.as_ref(), to_read: &to_read };
     read_all(&files, &plan, &shared, on_file, cancel);
+    files.base.inspect(|base| base.release_pages());
     for dir in changed_dirs {
         walk_tree(&dir, start, &plan, &shared, on_file, cancel);
     }
@@ -189,7 +190,7 @@ impl Files<'_> {
     }
 }
 
-/// Files a reading thread takes at once.
+/// Files a reading thread takes at once (a divisor of [`FILES_PER_RELEASE`]).
 const RUN: usize = 16;
 
 /// Reads and searches the files on all cores, through the descriptors the index keeps open.
@@ -211,17 +212,16 @@ fn read_all(
             if at >= n {
                 return;
             }
+            if (at + RUN).is_multiple_of(FILES_PER_RELEASE) {
+                files.base.inspect(|base| base.release_pages());
+            }
             for at in at..(at + RUN).min(n) {
                 let Some((rel, indexed)) = files.get(at) else { continue };
-                let path = files.start.join(&rel);
-                let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
-                if let ignore::WalkState::Quit = worker.visit_file(&path, name, rel, indexed) {
+                if quits(files.start, rel, |path, name, rel| worker.visit_file(path, name, rel, indexed)) {
                     return;
                 }
                 for (rel, indexed) in files.copies(at).filter_map(|id| files.base_file(id)) {
-                    let path = files.start.join(&rel);
-                    let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
-                    if let ignore::WalkState::Quit = worker.visit_copy(&path, name, rel, indexed) {
+                    if quits(files.start, rel, |path, name, rel| worker.visit_copy(path, name, rel, indexed)) {
                         return;
                     }
                 }
@@ -238,6 +238,13 @@ fn read_all(
         }
         work();
     });
+}
+
+/// Visits file `rel` (relative to `start`) with its path and name; whether the search stops.
+fn quits(start: &Path, rel: String, visit: impl FnOnce(&Path, &str, String) -> ignore::WalkState) -> bool {
+    let path = start.join(&rel);
+    let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
+    matches!(visit(&path, name, rel), ignore::WalkState::Quit)
 }
 
 /// The exclusions and the extension filter applied to listed paths, remembering the verdict of

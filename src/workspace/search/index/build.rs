@@ -366,11 +366,11 @@ pub fn build(
         let merges: Vec<_> = ranges
             .iter()
             .enumerate()
-            .map(|(i, buckets)| {
+            .map(|(i, sections)| {
                 let runs = &runs;
                 scope.spawn(move || {
                     super::worker::lower_priority();
-                    let mut merge = runs::Merge::open(runs, buckets.clone())?;
+                    let mut merge = runs::Merge::open(runs, sections.clone())?;
                     segment::write_part(temp, i, &mut merge)
                 })
             })
@@ -467,6 +467,11 @@ mod tests {
         let mut expected = vec![first, 3, 5];
         expected.sort_unstable();
         assert_eq!(posted, expected);
+        // Pages dropped from the process are read back from the file, the same.
+        segment.release_pages();
+        assert_eq!(segment.candidates(&query), Some(candidates));
+        assert_eq!((0..files.len()).map(|id| segment.path(id)).collect::<Vec<_>>(), files);
+        assert_eq!((0..files.len()).map(|id| segment.same_content(id)).collect::<Vec<_>>(), groups);
     }
 
     #[test]

@@ -44,6 +44,13 @@ use segment::Segment;
 /// The directory of the index under the storage root (a dot-directory: never searched).
 pub const DIR_NAME: &str = ".index";
 
+/// Files a search lists or reads between two releases of the index's mapped pages: each file
+/// touches its record and path in the map, which would otherwise stay resident (in the process's
+/// RSS) after the search, and during a search that lists every file of a large tree (40 bytes of
+/// record and its path a file). Dropped pages stay in the page cache; touching them again costs a
+/// minor fault per 64 KiB.
+pub const FILES_PER_RELEASE: usize = 4096;
+
 /// Who protects the index directory.
 pub const OWNER: &str = "the search index";
 
@@ -402,6 +409,11 @@ impl BaseFiles {
         (self.segment.meta(id).size, self.segment.cr_free(id))
     }
 
+    /// Drops the index's mapped pages from the process's memory (see [`FILES_PER_RELEASE`]).
+    pub fn release_pages(&self) {
+        self.segment.release_pages();
+    }
+
     /// The descriptors kept for these files.
     pub fn open_files(&self) -> &OpenFiles {
         &self.open
@@ -483,7 +495,12 @@ impl View<'_> {
                 false => (base.lower_bound(&format!("{prefix}/")), base.lower_bound(&format!("{prefix}0"))),
             };
             let by_count = !every && self.inner.dirty.is_empty();
+            // The query's posting lists were read into `candidates`.
+            base.release_pages();
             for id in from..to {
+                if (id - from + 1).is_multiple_of(FILES_PER_RELEASE) {
+                    base.release_pages();
+                }
                 if segment::has(&self.inner.dead, id) {
                     continue;
                 }

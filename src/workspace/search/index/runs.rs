@@ -7,9 +7,9 @@
 //! ids, the last id, the byte length (4 bytes little-endian each), then the ids, the first one
 //! absolute and the others as gaps (varints, as in the segment).
 //!
-//! Each run also tells where each bucket of trigrams (the trigrams sharing their top bits) starts
-//! in it and how many pairs the bucket holds, so the merge can be split into trigram ranges of
-//! about equal work, one per thread, each reading only its part of every run.
+//! Each run also tells where each section of trigrams (the trigrams sharing their top 8 bits)
+//! starts in it, so the merge can be split into trigram ranges of about equal bytes, one per
+//! thread, each reading only its part of every run.
 //!
 //! Architecture invariant: runs hold consecutive, increasing file-id ranges (a batch's runs in
 //! order, batches in order) and the merge appends a trigram's groups in run order, so every merged
@@ -23,25 +23,22 @@ use std::path::{Path, PathBuf};
 use super::plan::{TRIGRAMS, Trigram};
 use super::segment::{PostingWriter, Postings, get_varint};
 
-/// Trigrams share a bucket when they agree above these low bits.
+/// Trigrams share a bucket (merged at once) when they agree above these low bits.
 const BUCKET_SHIFT: u32 = 11;
-/// Buckets of trigrams.
-pub const BUCKETS: usize = TRIGRAMS >> BUCKET_SHIFT;
-
-/// Where each bucket's groups start in a run (`BUCKETS + 1` offsets, the last one its length) and
-/// how many pairs each holds (a run is far below 4 GiB: its pairs are bounded per batch; 8 KiB a
-/// run, and the runs of a large tree are several hundred).
-struct RunTable {
-    offsets: Vec<u32>,
-    pairs: Vec<u32>,
-}
+/// Trigrams share a section (the unit the merge is split by) when they agree above these low bits.
+const SECTION_SHIFT: u32 = 13;
+/// Sections of trigrams.
+pub const SECTIONS: usize = TRIGRAMS >> SECTION_SHIFT;
 
 /// A run on disk, open for the merge (one descriptor per run, read at positions by every merging
 /// thread); its file is removed when it is dropped.
 pub struct Run {
     path: PathBuf,
     file: File,
-    table: RunTable,
+    /// Where each section's groups start (`SECTIONS + 1` offsets, the last one the run's length; a
+    /// run is far below 4 GiB, its pairs being bounded per batch): 1 KiB a run, and the runs of a
+    /// 60,000-file tree are about 300.
+    offsets: Box<[u32]>,
 }
 
 impl Drop for Run {
@@ -95,18 +92,17 @@ pub fn sort_pairs(pairs: &mut [u32], scratch: &mut Vec<u32>) {
 /// Writes `pairs` (sorted, of the batch whose first file id is `first_id`) as a run at `path`.
 pub fn write_run(path: &Path, pairs: &[u32], first_id: u32) -> io::Result<Run> {
     let file = File::options().read(true).write(true).create(true).truncate(true).open(path)?;
-    let mut run =
-        Run { path: path.to_owned(), file, table: RunTable { offsets: vec![0; BUCKETS + 1], pairs: vec![0; BUCKETS] } };
+    let mut run = Run { path: path.to_owned(), file, offsets: vec![0; SECTIONS + 1].into_boxed_slice() };
     let mut out = BufWriter::with_capacity(64 << 10, &run.file);
     let mut writer = PostingWriter::default();
-    let table = &mut run.table;
-    let (mut at, mut written, mut bucket) = (0, 0u64, 0);
+    let offsets = &mut run.offsets;
+    let (mut at, mut written, mut section) = (0, 0u64, 0);
     while at < pairs.len() {
         let tri: Trigram = pairs[at] >> LOCAL_BITS;
         let offset = u32::try_from(written).map_err(io::Error::other)?;
-        while bucket <= (tri >> BUCKET_SHIFT) as usize {
-            table.offsets[bucket] = offset;
-            bucket += 1;
+        while section <= (tri >> SECTION_SHIFT) as usize {
+            offsets[section] = offset;
+            section += 1;
         }
         writer.reset();
         for pair in pairs[at..].iter().take_while(|pair| *pair >> LOCAL_BITS == tri) {
@@ -118,23 +114,22 @@ pub fn write_run(path: &Path, pairs: &[u32], first_id: u32) -> io::Result<Run> {
             out.write_all(&n.to_le_bytes())?;
         }
         out.write_all(&writer.bytes)?;
-        table.pairs[bucket - 1] += writer.count;
         written += 16 + u64::from(len);
     }
-    table.offsets[bucket..].fill(u32::try_from(written).map_err(io::Error::other)?);
+    offsets[section..].fill(u32::try_from(written).map_err(io::Error::other)?);
     out.flush()?;
     drop(out);
     Ok(run)
 }
 
-/// A section of a run, read at its own position through the run's shared descriptor.
-struct Section<'a> {
+/// A slice of a run, read at its own position through the run's shared descriptor.
+struct RunSlice<'a> {
     file: &'a File,
     at: u64,
     end: u64,
 }
 
-impl Read for Section<'_> {
+impl Read for RunSlice<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let want = buf.len().min(usize::try_from(self.end - self.at).unwrap_or(usize::MAX));
         #[cfg(unix)]
@@ -146,21 +141,22 @@ impl Read for Section<'_> {
     }
 }
 
-/// Splits the buckets into at most `parts` consecutive ranges holding about equal numbers of pairs.
+/// Splits the sections into at most `parts` consecutive ranges holding about equal bytes of the
+/// runs (what the merge reads, about in proportion to the pairs).
 pub fn split(runs: &[Run], parts: usize) -> Vec<Range<usize>> {
-    let per_bucket: Vec<u64> =
-        (0..BUCKETS).map(|b| runs.iter().map(|run| u64::from(run.table.pairs[b])).sum()).collect();
-    let total: u64 = per_bucket.iter().sum();
+    let bytes = |s: usize| runs.iter().map(|run| u64::from(run.offsets[s + 1] - run.offsets[s])).sum::<u64>();
+    let per_section: Vec<u64> = (0..SECTIONS).map(bytes).collect();
+    let total: u64 = per_section.iter().sum();
     let mut ranges = Vec::new();
     let (mut start, mut sum) = (0, 0u64);
-    for (bucket, n) in per_bucket.iter().enumerate() {
+    for (section, n) in per_section.iter().enumerate() {
         sum += n;
         if ranges.len() + 1 < parts && sum * parts as u64 >= total * (ranges.len() as u64 + 1) {
-            ranges.push(start..bucket + 1);
-            start = bucket + 1;
+            ranges.push(start..section + 1);
+            start = section + 1;
         }
     }
-    ranges.push(start..BUCKETS);
+    ranges.push(start..SECTIONS);
     ranges
 }
 
@@ -178,12 +174,12 @@ fn read_group(reader: &mut impl BufRead, bytes: &mut Vec<u8>) -> io::Result<Opti
     Ok(Some((n(0), n(1), n(2))))
 }
 
-/// The runs merged: each trigram of a range of buckets with its whole posting list, in increasing
+/// The runs merged: each trigram of a range of sections with its whole posting list, in increasing
 /// trigram order. A bucket at a time, each run's groups in it are appended, run after run, to
 /// the lists of the bucket's trigrams (runs hold increasing ids, so every list stays sorted); the
 /// lists are then given out in trigram order.
 pub struct Merge<'a> {
-    readers: Vec<BufReader<Section<'a>>>,
+    readers: Vec<BufReader<RunSlice<'a>>>,
     /// Each run's next group: its trigram, count and last id (its ids are in `bytes`), if any.
     heads: Vec<Option<(Trigram, u32, u32)>>,
     bytes: Vec<Vec<u8>>,
@@ -202,8 +198,8 @@ const SLOTS: usize = 1 << BUCKET_SHIFT;
 const KEPT_LIST_BYTES: usize = 512;
 
 impl Merge<'_> {
-    /// Merges the `buckets` of `runs`.
-    pub fn open(runs: &[Run], buckets: Range<usize>) -> io::Result<Merge<'_>> {
+    /// Merges the `sections` of `runs`.
+    pub fn open(runs: &[Run], sections: Range<usize>) -> io::Result<Merge<'_>> {
         let mut merge = Merge {
             readers: Vec::new(),
             heads: Vec::new(),
@@ -213,8 +209,8 @@ impl Merge<'_> {
             slot: SLOTS,
         };
         for run in runs {
-            let (at, end) = (u64::from(run.table.offsets[buckets.start]), u64::from(run.table.offsets[buckets.end]));
-            let mut reader = BufReader::with_capacity(4 << 10, Section { file: &run.file, at, end });
+            let (at, end) = (u64::from(run.offsets[sections.start]), u64::from(run.offsets[sections.end]));
+            let mut reader = BufReader::with_capacity(4 << 10, RunSlice { file: &run.file, at, end });
             let mut bytes = Vec::new();
             merge.heads.push(read_group(&mut reader, &mut bytes)?);
             merge.readers.push(reader);
@@ -305,7 +301,7 @@ mod tests {
     fn runs_merge_into_sorted_posting_lists() {
         let dir = tempfile::tempdir().unwrap();
         let pair = |tri: u32, id: u32| tri << LOCAL_BITS | id;
-        let high = 5 << BUCKET_SHIFT;
+        let high = 5 << SECTION_SHIFT;
         // Two batches' runs, of files 0.. and 3900..
         let runs = [
             (0, vec![pair(1, 0), pair(1, 3), pair(7, 2), pair(high, 9)]),
@@ -316,8 +312,8 @@ mod tests {
         let paths: Vec<PathBuf> = (0..runs.len()).map(|i| dir.path().join(format!("run{i}"))).collect();
         let runs: Vec<Run> =
             paths.iter().zip(&runs).map(|(path, (first, run))| write_run(path, run, *first).unwrap()).collect();
-        let merged = |buckets: Range<usize>| {
-            let mut merge = Merge::open(&runs, buckets).unwrap();
+        let merged = |sections: Range<usize>| {
+            let mut merge = Merge::open(&runs, sections).unwrap();
             let mut merged: Vec<(Trigram, Vec<u32>)> = Vec::new();
             while let Some((t, n, b)) = merge.next_list().unwrap() {
                 merged.push((t, decode(b, n)));
@@ -326,13 +322,13 @@ mod tests {
         };
         let low = [(1, vec![0, 3, 300]), (5, vec![200]), (7, vec![2, 4000])];
         let top = [(high, vec![9, 4001]), (high + 1, vec![4002])];
-        assert_eq!(merged(0..BUCKETS), [&low[..], &top[..]].concat());
-        // Five pairs in bucket 0 and three in bucket 5: two parts split after bucket 0.
+        assert_eq!(merged(0..SECTIONS), [&low[..], &top[..]].concat());
+        // 89 bytes of groups in section 0 and 53 in section 5: two parts split after section 0.
         let parts = split(&runs, 2);
-        assert_eq!(parts, [0..1, 1..BUCKETS]);
+        assert_eq!(parts, [0..1, 1..SECTIONS]);
         assert_eq!(merged(parts[0].clone()), low);
         assert_eq!(merged(parts[1].clone()), top);
-        assert_eq!(split(&runs, 1), vec![0..BUCKETS]);
+        assert_eq!(split(&runs, 1), vec![0..SECTIONS]);
         // Runs remove their files when dropped.
         drop(runs);
         assert!(paths.iter().all(|path| !path.exists()));

@@ -349,6 +349,17 @@ impl Segment {
         self.n_files
     }
 
+    /// Drops the mapped pages from this process's memory (they stay in the page cache).
+    pub fn release_pages(&self) {
+        #[cfg(unix)]
+        #[expect(unsafe_code, reason = "dropping the pages of a shared, read-only file map")]
+        // SAFETY: the map is shared and read-only, of a file never changed in place: dropped pages
+        // are read back from the file, unchanged, when next touched.
+        unsafe {
+            let _ = self.map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed);
+        }
+    }
+
     fn record(&self, id: usize) -> &[u8] {
         let at = self.files_off + id * FILE_RECORD;
         &self.map[at..at + FILE_RECORD]

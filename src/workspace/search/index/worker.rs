@@ -111,6 +111,8 @@ fn run(shared: &Arc<Shared>) {
             None => walk_and_recheck(shared),
         }
     }
+    // The build's batches and the listing freed several MiB, which glibc would otherwise keep.
+    crate::allocator::release_freed_memory();
     let mut extractor = Extractor::new(&shared.root);
     while !shared.stop.load(Ordering::SeqCst) {
         let recheck_now = {
